@@ -1,0 +1,121 @@
+/**
+ * The driver contract: what a database package implements so that the broker can claim,
+ * settle and publish on it. Third parties write a driver with {@link defineDriver} and prove it
+ * with `@rowclaim/conformance`.
+ *
+ * @module
+ */
+import type { Claimer } from "./forms.js";
+import type { Logger } from "./logger.js";
+import type { PublishRow, RowId } from "./rows.js";
+import type { ClaimFormName, IsolationLevel, TableDefinition, TransactionMode } from "./table.js";
+
+/** What a driver offers. The broker refuses a table the capabilities do not cover, before it touches the database. */
+export interface DriverCapabilities {
+  /** The claim forms the driver implements. */
+  readonly forms: readonly ClaimFormName[];
+  /** The forms in which the driver keeps FIFO groups in order. */
+  readonly fifo: readonly ClaimFormName[];
+  /** The isolation levels a table may name (PostgreSQL, MySQL). */
+  readonly isolationLevels: readonly IsolationLevel[];
+  /** The transaction modes a table may name (SQLite). */
+  readonly transactionModes: readonly TransactionMode[];
+  /**
+   * Who sees an advisory key: `"database"` (every session of the server) or `"process"` (keys
+   * kept in the process; two processes on one database do not see each other's keys).
+   */
+  readonly advisoryScope: "database" | "process";
+  /** Whether a publish in one process can wake subscriptions in another ({@link Driver.listen}). */
+  readonly crossProcessWake: boolean;
+  /** Whether `publish(…, { client })` can insert inside the caller's own open transaction. */
+  readonly transactionalPublish: boolean;
+}
+
+/** What the broker tells a driver when it opens a subscription's claimer. */
+export interface OpenOptions {
+  /** The group the subscription claims from (`null`: rows whose group is NULL, or a table without groups). */
+  readonly group: string | null;
+  /** Where to report warnings. */
+  readonly logger: Logger;
+}
+
+/** What the broker tells a driver when it publishes. */
+export interface DriverPublishOptions {
+  /**
+   * The caller's own client, inside a transaction the caller opened: insert there and do not
+   * commit. The driver documents which client types it takes.
+   */
+  readonly client?: unknown;
+}
+
+/** A cross-process wake-up listener; closing it releases its connection. */
+export interface WakeListener {
+  close(): Promise<void>;
+}
+
+/** A database driver. */
+export interface Driver {
+  /** A name for people and logs, for example `"postgres"`. */
+  readonly name: string;
+  /** The SQL dialect, for example `"postgres"`, `"mysql"`, `"sqlite"`. */
+  readonly dialect: string;
+  /** What the driver offers. */
+  readonly capabilities: DriverCapabilities;
+  /**
+   * Opens a claimer for one subscription: reads the server version (refusing one below the
+   * form's floor with `ServerTooOldError`), checks the table's columns (`SchemaError` naming the
+   * table, the column and the statement) and builds the statements. The returned claimer's
+   * `form` is the table's form.
+   */
+  open(table: TableDefinition, options: OpenOptions): Promise<Claimer>;
+  /** Inserts rows and returns their ids, in order. */
+  publish(table: TableDefinition, rows: readonly PublishRow[], options: DriverPublishOptions): Promise<readonly RowId[]>;
+  /** Listens for publishes made by other processes to `table`, calling `onWake` for each. Optional. */
+  listen?(table: TableDefinition, onWake: () => void): Promise<WakeListener>;
+  /** The recommended `CREATE TABLE` and claim-order index for `table`, as SQL text. */
+  schemaSql(table: TableDefinition): string;
+  /** Releases everything the driver holds: a pool it created is ended; a pool the user gave is left open. */
+  close(): Promise<void>;
+}
+
+/** What {@link defineDriver} takes: a driver whose optional capabilities may be left out. */
+export type DriverDefinition = Omit<Driver, "capabilities"> & {
+  readonly capabilities: Pick<DriverCapabilities, "forms"> & Partial<DriverCapabilities>;
+};
+
+/**
+ * Fills the optional capabilities with their defaults: no FIFO, no isolation levels or modes,
+ * database-scoped keys, no cross-process wake, no transactional publish. Class-based drivers call
+ * this for their `capabilities`; object drivers use {@link defineDriver}.
+ */
+export function driverCapabilities(
+  given: Pick<DriverCapabilities, "forms"> & Partial<DriverCapabilities>,
+): DriverCapabilities {
+  return Object.freeze({
+    forms: Object.freeze([...given.forms]),
+    fifo: Object.freeze([...(given.fifo ?? [])]),
+    isolationLevels: Object.freeze([...(given.isolationLevels ?? [])]),
+    transactionModes: Object.freeze([...(given.transactionModes ?? [])]),
+    advisoryScope: given.advisoryScope ?? "database",
+    crossProcessWake: given.crossProcessWake ?? false,
+    transactionalPublish: given.transactionalPublish ?? false,
+  });
+}
+
+/**
+ * Returns a driver object with its optional capabilities filled by {@link driverCapabilities},
+ * so that a new optional capability in a later release is not a breaking change for third-party
+ * drivers.
+ *
+ * @example
+ * export const myDriver = defineDriver({
+ *   name: "mydb", dialect: "mydb",
+ *   capabilities: { forms: ["lease"] },
+ *   open, publish, schemaSql, close,
+ * });
+ */
+export function defineDriver<D extends DriverDefinition>(
+  definition: D,
+): Omit<D, "capabilities"> & { readonly capabilities: DriverCapabilities } {
+  return { ...definition, capabilities: driverCapabilities(definition.capabilities) };
+}

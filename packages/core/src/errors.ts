@@ -1,0 +1,158 @@
+/**
+ * Errors raised by rowclaim. Every error is a {@link BrokerError} with a stable literal `code`;
+ * test and branch on the code (or the subclass), never on the message, which is written for
+ * people and names the table, the claim form and what to change.
+ *
+ * @module
+ */
+
+/** Every stable error code rowclaim raises. */
+export type BrokerErrorCode =
+  | "LEASE_LOST"
+  | "SERVER_TOO_OLD"
+  | "SCHEMA"
+  | "DECLARATION"
+  | "UNSUPPORTED_FORM"
+  | "CLOSED"
+  | "BATCH_ROLLED_BACK"
+  | "INVALID_ARGUMENT";
+
+const brand: unique symbol = Symbol.for("rowclaim.BrokerError") as never;
+
+/** Options shared by every {@link BrokerError} constructor. */
+export interface BrokerErrorOptions {
+  /** The native error (driver, SQL) behind this one, if any. */
+  readonly cause?: unknown;
+  /** The table the error is about, if any. */
+  readonly table?: string;
+}
+
+/**
+ * The base of every rowclaim error. `code` is stable across releases; `cause` carries the
+ * native error where one exists.
+ *
+ * Use {@link BrokerError.is} rather than `instanceof` to detect it: `is` checks a
+ * `Symbol.for` brand, so it also recognises errors thrown by a second copy of `@rowclaim/core`
+ * (for example one bundled inside a driver).
+ */
+export class BrokerError extends Error {
+  /** The stable code of this error. */
+  readonly code: BrokerErrorCode;
+  /** The table the error is about, when there is one. */
+  readonly table: string | undefined;
+  /** @internal brand checked by {@link BrokerError.is}. */
+  readonly [brand] = true;
+
+  constructor(code: BrokerErrorCode, message: string, options: BrokerErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "BrokerError";
+    this.code = code;
+    this.table = options.table;
+  }
+
+  /**
+   * Whether `error` is a rowclaim error, optionally of one code. Works across duplicated
+   * copies of `@rowclaim/core`.
+   *
+   * @example
+   * if (BrokerError.is(err, "LEASE_LOST")) { ... }
+   */
+  static is<C extends BrokerErrorCode>(error: unknown, code?: C): error is BrokerError & { code: C } {
+    if (typeof error !== "object" || error === null) return false;
+    if ((error as { [brand]?: unknown })[brand] !== true) return false;
+    return code === undefined || (error as BrokerError).code === code;
+  }
+}
+
+/**
+ * A lease settlement or extension found another claim's token in the row: the lease ran out
+ * while the handler ran and the row was claimed again. The settlement changed nothing.
+ */
+export class LeaseLostError extends BrokerError {
+  declare readonly code: "LEASE_LOST";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("LEASE_LOST", message, options);
+    this.name = "LeaseLostError";
+  }
+}
+
+/** The database server is older than the release the claim form needs. */
+export class ServerTooOldError extends BrokerError {
+  declare readonly code: "SERVER_TOO_OLD";
+  /** The version string the server reported. */
+  readonly serverVersion: string;
+  /** The first release the driver accepts, as text. */
+  readonly floor: string;
+  constructor(message: string, details: { serverVersion: string; floor: string } & BrokerErrorOptions) {
+    super("SERVER_TOO_OLD", message, details);
+    this.name = "ServerTooOldError";
+    this.serverVersion = details.serverVersion;
+    this.floor = details.floor;
+  }
+}
+
+/** The table in the database does not match its description (missing table or column). */
+export class SchemaError extends BrokerError {
+  declare readonly code: "SCHEMA";
+  /** The column that is missing or wrong, when known. */
+  readonly column: string | undefined;
+  /** The statement that failed, when there is one. */
+  readonly statement: string | undefined;
+  constructor(
+    message: string,
+    details: { column?: string | undefined; statement?: string | undefined } & BrokerErrorOptions = {},
+  ) {
+    super("SCHEMA", message, details);
+    this.name = "SchemaError";
+    this.column = details.column;
+    this.statement = details.statement;
+  }
+}
+
+/** A table description, or the options of a subscription, cannot work. Nothing was changed. */
+export class DeclarationError extends BrokerError {
+  declare readonly code: "DECLARATION";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("DECLARATION", message, options);
+    this.name = "DeclarationError";
+  }
+}
+
+/** The driver does not offer the claim form (or the FIFO guard) the table selects. */
+export class UnsupportedFormError extends BrokerError {
+  declare readonly code: "UNSUPPORTED_FORM";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("UNSUPPORTED_FORM", message, options);
+    this.name = "UnsupportedFormError";
+  }
+}
+
+/** The broker (or the subscription) is closed, or closing: nothing more is claimed or settled. */
+export class ClosedError extends BrokerError {
+  declare readonly code: "CLOSED";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("CLOSED", message, options);
+    this.name = "ClosedError";
+  }
+}
+
+/**
+ * An earlier settlement of the same row lock batch failed, and the batch's transaction was
+ * rolled back: this row is due again and its settlement changed nothing.
+ */
+export class BatchRolledBackError extends BrokerError {
+  declare readonly code: "BATCH_ROLLED_BACK";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("BATCH_ROLLED_BACK", message, options);
+    this.name = "BatchRolledBackError";
+  }
+}
+
+/** A value passed to publish or settle is not one the table can hold (for example a payload of the wrong type). */
+export class InvalidArgumentError extends BrokerError {
+  declare readonly code: "INVALID_ARGUMENT";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("INVALID_ARGUMENT", message, options);
+    this.name = "InvalidArgumentError";
+  }
+}

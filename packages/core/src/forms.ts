@@ -1,0 +1,100 @@
+/**
+ * The claim-form interfaces a driver implements, one per form. The broker opens one claimer per
+ * subscription with {@link Driver.open}; statements are built then, once, not per message.
+ *
+ * @module
+ */
+import type { ClaimedRow, RowId } from "./rows.js";
+import type { Settlement } from "./settlement.js";
+import type { AdvisoryToken, LeaseToken, RowLockToken } from "./tokens.js";
+
+/** What every claim is asked for. */
+export interface ClaimRequest {
+  /** At most this many rows. FIFO claims take at most one (the head of the group). */
+  readonly limit: number;
+  /** The host's clock at the claim: rows due at or before it are claimable. */
+  readonly now: Date;
+}
+
+/** A lease claim's request: the expiry to write, a whole second computed by the host. */
+export interface LeaseClaimRequest extends ClaimRequest {
+  readonly expiry: Date;
+}
+
+/** One claimed row and the token that settles it. */
+export interface Claimed<T> {
+  readonly row: ClaimedRow;
+  readonly token: T;
+}
+
+/** A row lock claim: the rows its transaction locked, and the transaction as their token. */
+export interface RowLockBatch<T extends RowLockToken = RowLockToken> {
+  readonly rows: readonly ClaimedRow[];
+  readonly token: T;
+}
+
+/** Methods every claimer has. */
+interface ClaimerBase {
+  /**
+   * Releases what the claimer itself holds (prepared statements, a claim connection). Tokens in
+   * work are settled or released by the broker before it calls this.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * The row lock form: `BEGIN; SELECT … FOR UPDATE SKIP LOCKED`, the transaction held while the
+ * handlers run, each settlement a statement inside it, then `COMMIT`.
+ */
+export interface RowLockClaimer<T extends RowLockToken = RowLockToken> extends ClaimerBase {
+  readonly form: "rowLock";
+  /** Opens a transaction and locks up to `limit` due rows; `null` (transaction ended) when none. */
+  claim(request: ClaimRequest): Promise<RowLockBatch<T> | null>;
+  /** Applies one row's settlement inside the batch's transaction; counts the attempt where the row stays. */
+  settle(token: T, row: ClaimedRow, settlement: Settlement): Promise<void>;
+  /** Commits the batch's transaction and returns its connection. */
+  commit(token: T): Promise<void>;
+  /** Rolls the batch's transaction back (every row due again, no attempt spent) and returns its connection. */
+  rollback(token: T): Promise<void>;
+}
+
+/**
+ * The lease form: the claim writes `lockedUntil` and counts the attempt, then commits at once.
+ * Extension and settlement take effect only where the row still holds the token.
+ */
+export interface LeaseClaimer<T extends LeaseToken = LeaseToken> extends ClaimerBase {
+  readonly form: "lease";
+  /** Claims up to `limit` due rows, writing `request.expiry`; returns them in claim order where the database can. */
+  claim(request: LeaseClaimRequest): Promise<readonly Claimed<T>[]>;
+  /**
+   * Moves each held lease to `expiry`. Returns, in order, the new token, or `null` where the row
+   * no longer holds the old one (the lease is lost).
+   */
+  extend(held: readonly { readonly id: RowId; readonly token: T }[], expiry: Date): Promise<readonly (T | null)[]>;
+  /**
+   * Settles one row while it still holds `token`.
+   *
+   * @throws {LeaseLostError} when the row holds another token (or is gone); nothing changed.
+   */
+  settle(id: RowId, token: T, settlement: Settlement): Promise<void>;
+}
+
+/**
+ * The advisory lock form: each row is taken under a lock on its rendered key, on a connection
+ * of its own that stays with the delivery until it settles.
+ */
+export interface AdvisoryClaimer<T extends AdvisoryToken = AdvisoryToken> extends ClaimerBase {
+  readonly form: "advisory";
+  /**
+   * Selects due rows with their keys, tries each key's lock without waiting, passes over keys
+   * held elsewhere, and takes each locked row while it is still claimable (counting the attempt).
+   */
+  claim(request: ClaimRequest): Promise<readonly Claimed<T>[]>;
+  /** Settles on the token's connection, then unlocks the key and returns the connection. */
+  settle(token: T, row: ClaimedRow, settlement: Settlement): Promise<void>;
+  /** Unlocks the key without settling (the row stays as the take left it) and returns the connection. */
+  release(token: T): Promise<void>;
+}
+
+/** Any claimer. */
+export type Claimer = RowLockClaimer | LeaseClaimer | AdvisoryClaimer;

@@ -1,0 +1,32 @@
+/**
+ * The broker's side of the three claim forms: a {@link FormRuntime} claims rows through a
+ * driver's claimer and hands each back as a {@link HeldRow} that knows how to settle, and how
+ * to give up, the way its form holds it.
+ *
+ * @module
+ */
+import type { BrokerError } from "./errors.js";
+import type { ClaimedRow } from "./rows.js";
+import type { Settlement } from "./settlement.js";
+
+/** A claimed row in work, with what holds it. */
+export interface HeldRow {
+  /** The row as claimed. */
+  readonly row: ClaimedRow;
+  /** Aborts when the hold is lost (lease taken over) or given up (broker closed). */
+  readonly signal: AbortSignal;
+  /** The lease expiry the delivery holds now (lease form), else `undefined`. */
+  readonly leaseExpiry: Date | undefined;
+  /** Settles the row by its hold. Called at most once. */
+  settle(settlement: Settlement): Promise<void>;
+  /** Gives the hold up without settling (broker closing after its timeout); aborts `signal` with `reason`. */
+  abandon(reason: BrokerError): Promise<void>;
+}
+
+/** Claims rows for one subscription in one form. */
+export interface FormRuntime {
+  /** Claims up to `limit` rows. */
+  claim(limit: number): Promise<readonly HeldRow[]>;
+  /** Stops background work (lease extension) and closes the driver's claimer. */
+  close(): Promise<void>;
+}

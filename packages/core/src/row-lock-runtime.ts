@@ -1,0 +1,140 @@
+/**
+ * The row lock form in the broker: a claim is one open transaction; its rows settle inside it
+ * one statement after another, and the transaction commits once every row of the batch has
+ * settled. A settlement that fails rolls the batch back; the batch's other settlements then
+ * fail with `BATCH_ROLLED_BACK`.
+ *
+ * @module
+ */
+import { BatchRolledBackError, BrokerError } from "./errors.js";
+import type { RowLockClaimer } from "./forms.js";
+import type { FormRuntime, HeldRow } from "./held-row.js";
+import type { Logger } from "./logger.js";
+import type { ClaimedRow } from "./rows.js";
+import type { Settlement } from "./settlement.js";
+import type { RowLockToken } from "./tokens.js";
+import type { TableDefinition } from "./table.js";
+
+/** The broker's runtime for row lock tables. */
+export class RowLockRuntime implements FormRuntime {
+  readonly #claimer: RowLockClaimer;
+  readonly #table: TableDefinition;
+  readonly #logger: Logger;
+
+  constructor(claimer: RowLockClaimer, table: TableDefinition, logger: Logger) {
+    this.#claimer = claimer;
+    this.#table = table;
+    this.#logger = logger;
+  }
+
+  async claim(limit: number): Promise<readonly HeldRow[]> {
+    const batch = await this.#claimer.claim({ limit, now: new Date() });
+    if (batch === null) return [];
+    if (batch.rows.length === 0) {
+      await this.#claimer.commit(batch.token);
+      return [];
+    }
+    const state = new BatchState(this.#claimer, batch.token, batch.rows.length, this.#table, this.#logger);
+    return batch.rows.map((row) => state.hold(row));
+  }
+
+  close(): Promise<void> {
+    return this.#claimer.close();
+  }
+}
+
+class BatchState {
+  readonly #claimer: RowLockClaimer;
+  readonly #token: RowLockToken;
+  readonly #table: TableDefinition;
+  readonly #logger: Logger;
+  #unsettled: number;
+  /** Settlement statements run one after another on the batch's connection. */
+  #chain: Promise<void> = Promise.resolve();
+  /** Why the batch ended without committing, once it has. */
+  #failure: Error | undefined;
+  #ended = false;
+  readonly #done: Promise<void>;
+  #resolveDone!: () => void;
+  readonly #controllers = new Set<AbortController>();
+
+  constructor(claimer: RowLockClaimer, token: RowLockToken, size: number, table: TableDefinition, logger: Logger) {
+    this.#claimer = claimer;
+    this.#token = token;
+    this.#unsettled = size;
+    this.#table = table;
+    this.#logger = logger;
+    this.#done = new Promise((resolve) => {
+      this.#resolveDone = resolve;
+    });
+  }
+
+  hold(row: ClaimedRow): HeldRow {
+    const controller = new AbortController();
+    this.#controllers.add(controller);
+    return {
+      row,
+      signal: controller.signal,
+      leaseExpiry: undefined,
+      settle: (settlement) => this.#settle(row, settlement),
+      abandon: (reason) => this.#end(reason, true),
+    };
+  }
+
+  async #settle(row: ClaimedRow, settlement: Settlement): Promise<void> {
+    let ownFailure: unknown;
+    const step = this.#chain.then(async () => {
+      if (this.#ended) return;
+      try {
+        await this.#claimer.settle(this.#token, row, settlement);
+      } catch (error) {
+        ownFailure = error;
+        await this.#end(error instanceof Error ? error : new Error(String(error)), true);
+        return;
+      }
+      this.#unsettled -= 1;
+      if (this.#unsettled === 0) await this.#commit();
+    });
+    this.#chain = step;
+    await step;
+    await this.#done;
+    if (ownFailure !== undefined) throw ownFailure;
+    if (this.#failure !== undefined) {
+      if (BrokerError.is(this.#failure, "CLOSED")) throw this.#failure;
+      throw new BatchRolledBackError(
+        `Table "${this.#table.name}" (row lock form): another settlement of this batch failed, so the batch's transaction was rolled back and this row is due again. Cause: ${this.#failure.message}`,
+        { table: this.#table.name, cause: this.#failure },
+      );
+    }
+  }
+
+  async #commit(): Promise<void> {
+    this.#ended = true;
+    try {
+      await this.#claimer.commit(this.#token);
+    } catch (error) {
+      this.#failure = error instanceof Error ? error : new Error(String(error));
+      this.#logger.error(`Table "${this.#table.name}": committing a row lock batch failed; its rows are due again.`, {
+        error: this.#failure,
+      });
+    } finally {
+      this.#resolveDone();
+    }
+  }
+
+  async #end(reason: Error, rollback: boolean): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#failure = reason;
+    for (const controller of this.#controllers) controller.abort(reason);
+    if (rollback) {
+      try {
+        await this.#claimer.rollback(this.#token);
+      } catch (error) {
+        this.#logger.error(`Table "${this.#table.name}": rolling back a row lock batch failed.`, { error });
+      }
+    }
+    this.#resolveDone();
+  }
+}
+

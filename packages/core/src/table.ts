@@ -1,0 +1,391 @@
+/**
+ * Table descriptions: which columns play which role, which claim form the table takes, and
+ * the options of that form. {@link defineTable} validates a description once and returns a
+ * frozen {@link TableDefinition} that drivers build their statements from.
+ *
+ * @module
+ */
+import { DeclarationError } from "./errors.js";
+
+/** The three ways to claim a row. */
+export type ClaimFormName = "rowLock" | "lease" | "advisory";
+
+/** How the payload column holds the message body. */
+export type PayloadType = "json" | "text" | "bytes";
+
+/** A transaction isolation level a row lock or lease claim may run at (PostgreSQL, MySQL). */
+export type IsolationLevel = "read uncommitted" | "read committed" | "repeatable read" | "serializable";
+
+/** A SQLite transaction mode for claims (`BEGIN DEFERRED`, `IMMEDIATE`, `EXCLUSIVE`). */
+export type TransactionMode = "deferred" | "immediate" | "exclusive";
+
+/** Every isolation level a description may name. */
+export const isolationLevels: readonly IsolationLevel[] = Object.freeze([
+  "read uncommitted",
+  "read committed",
+  "repeatable read",
+  "serializable",
+]);
+
+/** Every SQLite transaction mode a description may name. */
+export const transactionModes: readonly TransactionMode[] = Object.freeze(["deferred", "immediate", "exclusive"]);
+
+/**
+ * The column names that play each role. Names are the user's; roles are fixed. Only `id` and
+ * `payload` are required.
+ */
+export interface TableColumns {
+  /** Primary key; claim order's last tie-break. */
+  readonly id: string;
+  /** The message body: JSON (default), text or bytes, as {@link TableDescription.payloadType} says. */
+  readonly payload: string;
+  /** The number the next delivery will report; the schema default is 1. */
+  readonly attempt?: string;
+  /** When the row is due (NULL or past: due now). `retryAfter` writes it. */
+  readonly runAt?: string;
+  /** Smaller goes first. */
+  readonly priority?: string;
+  /** The queue name inside the table; with `fifo: true` each group is kept in order. */
+  readonly group?: string;
+  /** Where present, ack marks the row instead of deleting it. */
+  readonly processedAt?: string;
+  /** Selects the lease form; holds the lease's expiry, the delivery's token. */
+  readonly lockedUntil?: string;
+  /** A JSON map carried beside the payload. */
+  readonly headers?: string;
+}
+
+/** The role names of {@link TableColumns}. */
+export type ColumnRole = keyof TableColumns;
+
+/** Where a dead row goes: another group of the same table, or another table with the same columns. */
+export type DeadLetterTarget = { readonly group: string } | { readonly table: string };
+
+/** What a service writes to describe a queue table. Validated by {@link defineTable}. */
+export interface TableDescription {
+  /** The table's name, as the database knows it. Quoted by the driver, never spliced. */
+  readonly name: string;
+  /** The schema (PostgreSQL) or database (MySQL) the table lives in; the connection's default when absent. */
+  readonly schema?: string;
+  /** Which column plays which role. */
+  readonly columns: TableColumns;
+  /**
+   * Other columns the table has that advisory keys may name and `publish` may fill
+   * (`publish(table, payload, { values: { account: 7 } })`).
+   */
+  readonly extraColumns?: readonly string[];
+  /** How the payload column holds the body. Default `"json"`. */
+  readonly payloadType?: PayloadType;
+  /**
+   * Selects the advisory lock form: a key template whose `{placeholders}` each name a column,
+   * for example `"accounts-{account}"`. Rows whose keys match run one at a time.
+   */
+  readonly advisoryLock?: string;
+  /** Keep each group in order: a claim takes only the head of its group, and nothing while a row of it is in work. */
+  readonly fifo?: boolean;
+  /** The lease, in seconds: whole, at least 1, rounded up. Default 30. Lease form only. */
+  readonly lease?: number;
+  /** The isolation level of the claim's transaction (PostgreSQL, MySQL). */
+  readonly isolation?: IsolationLevel;
+  /** The SQLite transaction mode of claims. Default `"immediate"`. */
+  readonly mode?: TransactionMode;
+  /** After this many failed deliveries the row moves to {@link TableDescription.deadLetter}. Needs `attempt`. */
+  readonly maxAttempts?: number;
+  /** Where rows go at `maxAttempts`, and on `deadLetter()`. */
+  readonly deadLetter?: DeadLetterTarget;
+}
+
+/** One piece of a parsed advisory key template. */
+export type KeyPart = { readonly literal: string } | { readonly column: string };
+
+/** A parsed advisory key template: literal text and column references, in order. */
+export interface KeyTemplate {
+  /** The template as written. */
+  readonly source: string;
+  /** Its pieces; adjacent literals are merged and empty literals left out. */
+  readonly parts: readonly KeyPart[];
+}
+
+/** A validated, frozen table description. Drivers build every statement from this. */
+export interface TableDefinition {
+  /** The table's name. */
+  readonly name: string;
+  /** The schema or database the table lives in, if named. */
+  readonly schema: string | undefined;
+  /** The claim form the description selects. */
+  readonly form: ClaimFormName;
+  /** Which column plays which role. */
+  readonly columns: Readonly<TableColumns>;
+  /** The other columns named by the description. */
+  readonly extraColumns: readonly string[];
+  /** Every column the description names: roles (in role order) then extra columns. */
+  readonly allColumns: readonly string[];
+  /** How the payload column holds the body. */
+  readonly payloadType: PayloadType;
+  /** The parsed advisory key, for the advisory form. */
+  readonly advisoryKey: KeyTemplate | undefined;
+  /** Whether each group is kept in order. */
+  readonly fifo: boolean;
+  /** The lease in whole seconds (lease form; 30 unless set). */
+  readonly leaseSeconds: number;
+  /** The isolation level the description names, if any. */
+  readonly isolation: IsolationLevel | undefined;
+  /** The SQLite transaction mode the description names, if any. */
+  readonly mode: TransactionMode | undefined;
+  /** The attempt cap, if any. */
+  readonly maxAttempts: number | undefined;
+  /** Where dead rows go, if anywhere. */
+  readonly deadLetter: DeadLetterTarget | undefined;
+  /** The description as given. */
+  readonly description: TableDescription;
+}
+
+const roleOrder: readonly ColumnRole[] = [
+  "id",
+  "payload",
+  "attempt",
+  "runAt",
+  "priority",
+  "group",
+  "processedAt",
+  "lockedUntil",
+  "headers",
+];
+
+/** The default lease, in seconds. */
+export const DEFAULT_LEASE_SECONDS = 30;
+
+/**
+ * Validates a table description and returns its frozen definition.
+ *
+ * @throws {DeclarationError} when the description cannot work: both `lockedUntil` and
+ * `advisoryLock`; a key placeholder naming no column; `fifo` beside `advisoryLock`; `fifo` or a
+ * dead-letter group without a `group` column; `maxAttempts` without `deadLetter`, the reverse,
+ * or either without an `attempt` column; a lease under one second; an unknown isolation level
+ * or mode; a column named for two roles.
+ *
+ * @example
+ * const jobs = defineTable({
+ *   name: "jobs",
+ *   columns: { id: "id", payload: "payload", attempt: "attempt", runAt: "run_at", lockedUntil: "locked_until" },
+ *   lease: 10,
+ * });
+ */
+export function defineTable(description: TableDescription): TableDefinition {
+  if (typeof description !== "object" || description === null) {
+    throw new DeclarationError("defineTable() needs a description object: { name, columns: { id, payload } }.");
+  }
+  const name = description.name;
+  if (typeof name !== "string" || name.length === 0) {
+    throw new DeclarationError("A table description needs a non-empty `name`.");
+  }
+  const fail = (problem: string, fix: string): never => {
+    throw new DeclarationError(`Table "${name}": ${problem}. ${fix}`, { table: name });
+  };
+  if (description.schema !== undefined && (typeof description.schema !== "string" || description.schema === "")) {
+    fail("`schema` must be a non-empty string", "Leave it out to use the connection's default schema.");
+  }
+  const columns = description.columns;
+  if (typeof columns !== "object" || columns === null) {
+    fail("the description has no `columns`", 'Name at least the id and payload columns: columns: { id: "id", payload: "payload" }.');
+  }
+  const roleColumns: Partial<Record<ColumnRole, string>> = {};
+  const owner = new Map<string, string>();
+  for (const role of Object.keys(columns) as ColumnRole[]) {
+    if (!roleOrder.includes(role)) {
+      fail(`\`columns.${role}\` is not a column role`, `The roles are ${roleOrder.join(", ")}; list other columns in \`extraColumns\`.`);
+    }
+  }
+  for (const role of roleOrder) {
+    const column = columns[role];
+    if (column === undefined) continue;
+    if (typeof column !== "string" || column.length === 0) {
+      fail(`\`columns.${role}\` must be a non-empty column name`, "Give the column's name as a string, or leave the role out.");
+    }
+    const other = owner.get(column);
+    if (other !== undefined) {
+      fail(`column "${column}" is named for both ${other} and ${role}`, "Give each role a column of its own.");
+    }
+    owner.set(column, role);
+    roleColumns[role] = column;
+  }
+  if (roleColumns.id === undefined) fail("`columns.id` is missing", "Name the primary key column.");
+  if (roleColumns.payload === undefined) fail("`columns.payload` is missing", "Name the column that holds the message body.");
+
+  const extraColumns = [...(description.extraColumns ?? [])];
+  for (const column of extraColumns) {
+    if (typeof column !== "string" || column.length === 0) {
+      fail("`extraColumns` must list non-empty column names", "Remove the empty entry.");
+    }
+    if (owner.has(column)) {
+      fail(`column "${column}" is listed in extraColumns and also plays the ${owner.get(column)} role`, "List it once.");
+    }
+    owner.set(column, "extra");
+  }
+
+  const payloadType = description.payloadType ?? "json";
+  if (!["json", "text", "bytes"].includes(payloadType)) {
+    fail(`payloadType "${String(payloadType)}" is unknown`, 'Use "json", "text" or "bytes".');
+  }
+
+  const hasLease = roleColumns.lockedUntil !== undefined;
+  const hasAdvisory = description.advisoryLock !== undefined;
+  if (hasLease && hasAdvisory) {
+    fail(
+      "it names both a lockedUntil column (lease form) and advisoryLock (advisory lock form)",
+      "A table takes one claim form: remove columns.lockedUntil or advisoryLock.",
+    );
+  }
+  const form: ClaimFormName = hasLease ? "lease" : hasAdvisory ? "advisory" : "rowLock";
+
+  let advisoryKey: KeyTemplate | undefined;
+  if (hasAdvisory) {
+    advisoryKey = parseKeyTemplate(description.advisoryLock, owner, fail);
+  }
+
+  const fifo = description.fifo ?? false;
+  if (typeof fifo !== "boolean") fail("`fifo` must be true or false", "Set fifo: true to keep each group in order.");
+  if (fifo && hasAdvisory) {
+    fail(
+      "fifo is set beside advisoryLock",
+      "The advisory lock form already runs rows with one key one at a time: put the group column into the key instead (advisoryLock: \"{queue}\").",
+    );
+  }
+  if (fifo && roleColumns.group === undefined) {
+    fail("fifo is set but the table has no group column", "Name columns.group: each group is kept in order.");
+  }
+
+  let leaseSeconds = DEFAULT_LEASE_SECONDS;
+  if (description.lease !== undefined) {
+    if (!hasLease) {
+      fail("`lease` is set but the table has no lockedUntil column", "Name columns.lockedUntil to take the lease form, or remove `lease`.");
+    }
+    const lease = description.lease;
+    if (typeof lease !== "number" || !Number.isFinite(lease)) {
+      fail("`lease` must be a number of seconds", "Set lease to a whole number of seconds, at least 1.");
+    }
+    if (lease < 1) fail(`the lease of ${lease} s is under one second`, "Set lease to at least 1 (seconds).");
+    leaseSeconds = Math.ceil(lease);
+  }
+
+  if (description.isolation !== undefined && !isolationLevels.includes(description.isolation)) {
+    fail(`isolation "${String(description.isolation)}" is unknown`, `Use one of ${isolationLevels.join(", ")}.`);
+  }
+  if (description.mode !== undefined && !transactionModes.includes(description.mode)) {
+    fail(`mode "${String(description.mode)}" is unknown`, `Use one of ${transactionModes.join(", ")}.`);
+  }
+
+  const retirement = validateRetirement(
+    { maxAttempts: description.maxAttempts, deadLetter: description.deadLetter },
+    roleColumns,
+    fail,
+  );
+
+  const allColumns = [...roleOrder.flatMap((role) => (roleColumns[role] === undefined ? [] : [roleColumns[role]])), ...extraColumns];
+
+  return Object.freeze({
+    name,
+    schema: description.schema,
+    form,
+    columns: Object.freeze({ ...(roleColumns as TableColumns) }),
+    extraColumns: Object.freeze(extraColumns),
+    allColumns: Object.freeze(allColumns),
+    payloadType,
+    advisoryKey,
+    fifo,
+    leaseSeconds,
+    isolation: description.isolation,
+    mode: description.mode,
+    maxAttempts: retirement.maxAttempts,
+    deadLetter: retirement.deadLetter,
+    description,
+  });
+}
+
+/**
+ * Checks a `maxAttempts` / `deadLetter` pair (from a description or a subscription's options)
+ * against the table's columns.
+ *
+ * @internal used by {@link defineTable} and the broker's `subscribe`.
+ */
+export function validateRetirement(
+  options: { maxAttempts: number | undefined; deadLetter: DeadLetterTarget | undefined },
+  columns: Partial<Record<ColumnRole, string>>,
+  fail: (problem: string, fix: string) => never,
+): { maxAttempts: number | undefined; deadLetter: DeadLetterTarget | undefined } {
+  const { maxAttempts, deadLetter } = options;
+  if (maxAttempts !== undefined) {
+    if (typeof maxAttempts !== "number" || !Number.isInteger(maxAttempts) || maxAttempts < 1) {
+      fail(`maxAttempts ${String(maxAttempts)} is not a whole number of at least 1`, "Set maxAttempts to 1 or more.");
+    }
+    if (deadLetter === undefined) {
+      fail("maxAttempts is set without deadLetter", "Say where rows go at the cap: deadLetter: { group } or { table }.");
+    }
+    if (columns.attempt === undefined) {
+      fail("maxAttempts is set but the table has no attempt column", "Name columns.attempt so attempts can be counted.");
+    }
+  }
+  if (deadLetter !== undefined) {
+    if (maxAttempts === undefined) {
+      fail("deadLetter is set without maxAttempts", "Set maxAttempts: the number of deliveries before a row moves out.");
+    }
+    if (typeof deadLetter !== "object" || deadLetter === null) {
+      fail("deadLetter must be { group } or { table }", 'For example deadLetter: { group: "dead" }.');
+    }
+    const hasGroup = "group" in deadLetter;
+    const hasTable = "table" in deadLetter;
+    if (hasGroup === hasTable) {
+      fail("deadLetter must name exactly one of group or table", 'For example deadLetter: { group: "dead" } or { table: "jobs_dead" }.');
+    }
+    if (hasGroup) {
+      if (typeof deadLetter.group !== "string" || deadLetter.group === "") fail("deadLetter.group must be a non-empty string", "Name the group.");
+      if (columns.group === undefined) {
+        fail("deadLetter names a group but the table has no group column", "Name columns.group, or dead-letter to a table instead.");
+      }
+    } else if (typeof deadLetter.table !== "string" || deadLetter.table === "") {
+      fail("deadLetter.table must be a non-empty table name", "Name the table, which must have the same columns.");
+    }
+  }
+  return { maxAttempts, deadLetter: deadLetter === undefined ? undefined : Object.freeze({ ...deadLetter }) };
+}
+
+function parseKeyTemplate(
+  source: unknown,
+  columns: ReadonlyMap<string, string>,
+  fail: (problem: string, fix: string) => never,
+): KeyTemplate {
+  if (typeof source !== "string" || source === "") {
+    return fail("advisoryLock must be a non-empty key template", 'For example advisoryLock: "accounts-{account}".');
+  }
+  const parts: KeyPart[] = [];
+  let literal = "";
+  let i = 0;
+  while (i < source.length) {
+    const ch = source[i];
+    if (ch === "{") {
+      const close = source.indexOf("}", i + 1);
+      if (close === -1) fail(`advisoryLock "${source}" has a "{" that is never closed`, "Close every placeholder with }.");
+      const column = source.slice(i + 1, close);
+      if (column === "" || column.includes("{")) {
+        fail(`advisoryLock "${source}" has an empty or nested placeholder`, "Write {column} with the name of a column.");
+      }
+      if (!columns.has(column)) {
+        fail(
+          `advisoryLock placeholder {${column}} names no column of the table`,
+          `Name a described column or list "${column}" in extraColumns.`,
+        );
+      }
+      if (literal !== "") parts.push({ literal });
+      literal = "";
+      parts.push({ column });
+      i = close + 1;
+    } else if (ch === "}") {
+      fail(`advisoryLock "${source}" has a "}" with no "{"`, "Placeholders are written {column}.");
+    } else {
+      literal += ch;
+      i += 1;
+    }
+  }
+  if (literal !== "") parts.push({ literal });
+  return Object.freeze({ source, parts: Object.freeze(parts) });
+}

@@ -1,0 +1,62 @@
+// Database URLs for rowclaim's own tests.
+//
+// A URL in the environment wins (ROWCLAIM_POSTGRES_URL, ROWCLAIM_MYSQL_URL). Without one, a
+// test starts a throwaway server with testcontainers where a Docker engine answers, and
+// otherwise uses the local services this repository's CI starts (.ci/run):
+// PostgreSQL at 127.0.0.1:5432 and MariaDB at 127.0.0.1:3306, database `test`.
+// Under CI=true a database that does not answer is a failure, never a silent skip: callers
+// connect and let the error fail the test.
+import { execFile } from "node:child_process";
+
+/** The local defaults (what .ci/run starts). */
+export const localUrls = Object.freeze({
+  postgres: "postgres://postgres@127.0.0.1:5432/test",
+  mysql: "mysql://root@127.0.0.1:3306/test",
+});
+
+const envNames = Object.freeze({ postgres: "ROWCLAIM_POSTGRES_URL", mysql: "ROWCLAIM_MYSQL_URL" });
+
+/** @type {Map<string, Promise<{ url: string, stop: () => Promise<void> }>>} */
+const started = new Map();
+
+function dockerAnswers() {
+  return new Promise((resolve) => {
+    execFile("docker", ["info", "--format", "{{.ServerVersion}}"], { timeout: 3000 }, (error, stdout) => {
+      resolve(error === null && String(stdout).trim() !== "");
+    });
+  });
+}
+
+async function startContainer(kind) {
+  if (kind === "postgres") {
+    const { PostgreSqlContainer } = await import("@testcontainers/postgresql");
+    const container = await new PostgreSqlContainer("postgres:15").withDatabase("test").start();
+    return { url: container.getConnectionUri(), stop: () => container.stop().then(() => undefined) };
+  }
+  const { MariaDbContainer } = await import("@testcontainers/mariadb");
+  const container = await new MariaDbContainer("mariadb:10.11").withDatabase("test").withRootPassword("").start();
+  return { url: `mysql://root@${container.getHost()}:${container.getPort()}/test`, stop: () => container.stop().then(() => undefined) };
+}
+
+/**
+ * The URL of the database of `kind` ("postgres" or "mysql") for tests: the environment's, else a
+ * testcontainers server where Docker answers, else the local service.
+ *
+ * @param {"postgres" | "mysql"} kind
+ * @returns {Promise<string>}
+ */
+export async function databaseUrl(kind) {
+  const fromEnv = process.env[envNames[kind]];
+  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+  if (!(await dockerAnswers())) return localUrls[kind];
+  let pending = started.get(kind);
+  if (pending === undefined) {
+    pending = startContainer(kind).catch((error) => {
+      // "Could not find a working container runtime strategy" and friends: use the local service.
+      process.emitWarning(`rowclaim tests: testcontainers could not start ${kind} (${error?.message ?? error}); using ${localUrls[kind]}.`);
+      return { url: localUrls[kind], stop: async () => {} };
+    });
+    started.set(kind, pending);
+  }
+  return (await pending).url;
+}
