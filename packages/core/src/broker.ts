@@ -28,7 +28,12 @@ export interface SubscribeOptions {
   readonly group?: string | null;
   /** How many handlers run in parallel. Default 1. */
   readonly workers?: number;
-  /** How many rows one claim takes at most. Default 1. A row lock batch shares one transaction. */
+  /**
+   * How many rows one claim takes at most. Default 1. A claim never takes more rows than there
+   * are free workers, so every claimed row starts at once and no row waits, held, for a worker:
+   * `batch` larger than `workers` is refused with a `DeclarationError`. A row lock batch shares one transaction, which
+   * commits once every row of the batch has settled.
+   */
   readonly batch?: number;
   /** How long to wait between claims that found nothing, in milliseconds. Default 1000. */
   readonly pollInterval?: number;
@@ -285,10 +290,18 @@ export class Broker {
         fail(`backoff.${name} ${String(value)} is not a number of milliseconds`, `Set backoff.${name} to 0 or more.`);
       }
     }
+    const workers = whole(options.workers, "workers", 1);
+    const batch = whole(options.batch, "batch", 1);
+    if (batch > workers) {
+      fail(
+        `batch ${batch} is larger than workers ${workers}`,
+        "A claim never takes more rows than there are free workers, so every claimed row starts at once: set workers to at least batch.",
+      );
+    }
     return {
       group,
-      workers: whole(options.workers, "workers", 1),
-      batch: whole(options.batch, "batch", 1),
+      workers,
+      batch,
       pollInterval,
       maxAttempts: retirement.maxAttempts,
       deadLetter: retirement.deadLetter,
