@@ -29,12 +29,19 @@ for (const file of files) {
     skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
     // A suite that failed to load has no tests counted, but fails the report.
     for (const suite of report.testResults ?? []) {
-      if (suite.status === "failed" && (suite.assertionResults ?? []).every((test) => test.status !== "failed")) {
-        console.error(`summarize-tests: ${suite.name} failed to run: ${String(suite.message ?? "").split("\n")[0]}`);
+      if (
+        suite.status === "failed" &&
+        (suite.assertionResults ?? []).every((test) => test.status !== "failed")
+      ) {
+        console.error(
+          `summarize-tests: ${suite.name} failed to run: ${String(suite.message ?? "").split("\n")[0]}`,
+        );
         failed += 1;
       }
     }
-    console.error(`summarize-tests: ${file}: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${report.numPendingTests} skipped`);
+    console.error(
+      `summarize-tests: ${file}: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${report.numPendingTests} skipped`,
+    );
   } catch (error) {
     console.error(`summarize-tests: cannot read ${file}: ${error.message}`);
     broken = true;

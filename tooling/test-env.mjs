@@ -34,8 +34,14 @@ async function startContainer(kind) {
     return { url: container.getConnectionUri(), stop: () => container.stop().then(() => undefined) };
   }
   const { MariaDbContainer } = await import("@testcontainers/mariadb");
-  const container = await new MariaDbContainer("mariadb:10.11").withDatabase("test").withRootPassword("").start();
-  return { url: `mysql://root@${container.getHost()}:${container.getPort()}/test`, stop: () => container.stop().then(() => undefined) };
+  const container = await new MariaDbContainer("mariadb:10.11")
+    .withDatabase("test")
+    .withRootPassword("")
+    .start();
+  return {
+    url: `mysql://root@${container.getHost()}:${container.getPort()}/test`,
+    stop: () => container.stop().then(() => undefined),
+  };
 }
 
 /**
@@ -53,7 +59,9 @@ export async function databaseUrl(kind) {
   if (pending === undefined) {
     pending = startContainer(kind).catch((error) => {
       // "Could not find a working container runtime strategy" and friends: use the local service.
-      process.emitWarning(`rowclaim tests: testcontainers could not start ${kind} (${error?.message ?? error}); using ${localUrls[kind]}.`);
+      process.emitWarning(
+        `rowclaim tests: testcontainers could not start ${kind} (${error?.message ?? error}); using ${localUrls[kind]}.`,
+      );
       return { url: localUrls[kind], stop: async () => {} };
     });
     started.set(kind, pending);

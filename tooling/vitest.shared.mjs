@@ -9,7 +9,9 @@ import { join } from "node:path";
  */
 export function vitestConfig(name, overrides = {}) {
   const reportDir = process.env.ROWCLAIM_TEST_REPORT_DIR;
-  const reporters = reportDir ? ["default", ["json", { outputFile: join(reportDir, `${name}.json`) }]] : ["default"];
+  const reporters = reportDir
+    ? ["default", ["json", { outputFile: join(reportDir, `${name}.json`) }]]
+    : ["default"];
   return {
     test: {
       include: ["test/**/*.test.ts"],

@@ -1,4 +1,4 @@
 import { vitestConfig } from "@rowclaim/tooling/vitest";
 import { defineConfig } from "vitest/config";
 
-export default defineConfig(vitestConfig("cli"));
+export default defineConfig(vitestConfig("cli", { globalSetup: ["./test/global-setup.ts"] }));

@@ -86,7 +86,8 @@ export function parseFlags(spec: CommandSpec, argv: readonly string[]): ParsedFl
       help = true;
       continue;
     }
-    if (arg === "--") fail(`rowclaim ${spec.name} takes no positional arguments after "--".`);
+    // A bare "--" (as package-manager scripts sometimes pass along) separates nothing here.
+    if (arg === "--") continue;
     if (!arg.startsWith("--") || arg.length === 2) {
       fail(`Unexpected argument "${arg}": rowclaim ${spec.name} takes only --flags.`);
     }
@@ -104,7 +105,9 @@ export function parseFlags(spec: CommandSpec, argv: readonly string[]): ParsedFl
     }
     if (flag === undefined) {
       const known = Object.keys(spec.flags).map((known) => `--${known}`);
-      fail(`Unknown flag --${name} for rowclaim ${spec.name}.${known.length > 0 ? ` It takes ${known.join(", ")}.` : ""}`);
+      fail(
+        `Unknown flag --${name} for rowclaim ${spec.name}.${known.length > 0 ? ` It takes ${known.join(", ")}.` : ""}`,
+      );
       return { values, help };
     }
     if (flag.type === "boolean") {
@@ -156,7 +159,8 @@ function parseValue(spec: CommandSpec, name: string, flag: FlagSpec, raw: string
     const value = Number(raw);
     const min = flag.min ?? 1;
     if (!Number.isSafeInteger(value) || value < min) fail(`--${name} must be at least ${min}, not ${raw}.`);
-    if (flag.max !== undefined && value > flag.max) fail(`--${name} must be at most ${flag.max}, not ${raw}.`);
+    if (flag.max !== undefined && value > flag.max)
+      fail(`--${name} must be at most ${flag.max}, not ${raw}.`);
     return value;
   }
   if (raw === "") fail(`--${name} needs a non-empty value.`);

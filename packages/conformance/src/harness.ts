@@ -36,6 +36,17 @@ export interface ConformanceHarness {
    * Without it the crash tests skip, saying so.
    */
   readonly childDriverModule?: string;
+  /**
+   * Optional, for the transactional publish tests (drivers whose capabilities say
+   * `transactionalPublish`): opens a transaction on a connection of the harness's own, calls
+   * `body` with the client a user would pass as `publish(table, payload, { client })`, then
+   * commits, or rolls back when `options.rollback` is true (also when `body` throws, rethrowing).
+   * Without it those tests skip, saying so.
+   */
+  inTransaction?(
+    body: (client: unknown) => Promise<void>,
+    options: { readonly rollback: boolean },
+  ): Promise<void>;
   /** Releases what the harness holds (its own connection). Called once, after every test. */
   close?(): Promise<void>;
   /**

@@ -1,6 +1,26 @@
 /**
- * `@rowclaim/conformance`: the behavioural suite every rowclaim driver runs.
+ * `@rowclaim/conformance`: the behavioural suite every rowclaim driver runs. A driver's test
+ * file calls {@link runConformance} with a {@link ConformanceHarness}; each sub-suite is also
+ * exported on its own.
  *
  * @packageDocumentation
  */
+export { advisorySuite } from "./advisory.js";
+export { batchSuite } from "./batch.js";
+export type { ChildConfig, ChildEvent } from "./child-protocol.js";
+export { claimsSuite } from "./claims.js";
+export { concurrencySuite } from "./concurrency.js";
+export { crashSuite } from "./crash.js";
+export { declarationSuite } from "./declaration.js";
+export { errorsSuite } from "./errors.js";
+export { fifoSuite } from "./fifo.js";
 export type { ConformanceHarness } from "./harness.js";
+export { identifiersSuite } from "./identifiers.js";
+export { leaseSuite } from "./lease.js";
+export { outcomesSuite } from "./outcomes.js";
+export { payloadSuite } from "./payload.js";
+export { optOutCheck, registeredTests } from "./registry.js";
+export { conformanceSuites, runConformance } from "./run.js";
+export { shutdownSuite } from "./shutdown.js";
+export { transactionsSuite } from "./transactions.js";
+export { wakeSuite } from "./wake.js";

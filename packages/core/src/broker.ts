@@ -7,11 +7,16 @@ import type { BackoffOptions } from "./backoff.js";
 import type { Handler } from "./delivery.js";
 import type { Driver, WakeListener } from "./driver.js";
 import { ClosedError, DeclarationError, InvalidArgumentError, UnsupportedFormError } from "./errors.js";
-import { type Logger, consoleLogger } from "./logger.js";
+import { consoleLogger, type Logger } from "./logger.js";
 import { encodeHeaders, encodePayload } from "./payload.js";
 import type { Headers, PublishRow, RowId } from "./rows.js";
 import { type Subscription, SubscriptionRunner, type SubscriptionSettings } from "./subscription.js";
-import { type ClaimFormName, type DeadLetterTarget, type TableDefinition, validateRetirement } from "./table.js";
+import {
+  type ClaimFormName,
+  type DeadLetterTarget,
+  type TableDefinition,
+  validateRetirement,
+} from "./table.js";
 import { onWake, wake, wakeKey } from "./wake.js";
 
 /** How a broker is made. */
@@ -98,8 +103,15 @@ export class Broker {
   #closing: Promise<void> | undefined;
 
   constructor(options: BrokerOptions) {
-    if (typeof options !== "object" || options === null || typeof options.driver !== "object" || options.driver === null) {
-      throw new InvalidArgumentError("createBroker() needs { driver }: a driver from @rowclaim/postgres, @rowclaim/mysql or @rowclaim/sqlite.");
+    if (
+      typeof options !== "object" ||
+      options === null ||
+      typeof options.driver !== "object" ||
+      options.driver === null
+    ) {
+      throw new InvalidArgumentError(
+        "createBroker() needs { driver }: a driver from @rowclaim/postgres, @rowclaim/mysql or @rowclaim/sqlite.",
+      );
     }
     this.driver = options.driver;
     this.#logger = options.logger ?? consoleLogger;
@@ -120,10 +132,16 @@ export class Broker {
    * @throws {ServerTooOldError} the server is older than the form needs.
    * @throws {ClosedError} the broker is closed.
    */
-  async subscribe<P = unknown>(table: TableDefinition, handler: Handler<P>, options: SubscribeOptions = {}): Promise<Subscription> {
+  async subscribe<P = unknown>(
+    table: TableDefinition,
+    handler: Handler<P>,
+    options: SubscribeOptions = {},
+  ): Promise<Subscription> {
     this.#assertOpen(table);
     if (typeof handler !== "function") {
-      throw new InvalidArgumentError(`subscribe(${table.name}, handler): the handler must be a function.`, { table: table.name });
+      throw new InvalidArgumentError(`subscribe(${table.name}, handler): the handler must be a function.`, {
+        table: table.name,
+      });
     }
     this.#assertOffered(table);
     const settings = this.#settings(table, options);
@@ -153,7 +171,9 @@ export class Broker {
         this.#subscriptions.delete(runner as SubscriptionRunner<unknown>);
         if (listener !== undefined) {
           this.#listeners.delete(listener);
-          void listener.close().catch((error: unknown) => this.#logger.error("Closing a wake-up listener failed.", { error }));
+          void listener
+            .close()
+            .catch((error: unknown) => this.#logger.error("Closing a wake-up listener failed.", { error }));
         }
       },
     });
@@ -163,7 +183,10 @@ export class Broker {
         listener = await this.driver.listen(table, () => runner.wake());
         this.#listeners.add(listener);
       } catch (error) {
-        this.#logger.warn(`Table "${table.name}": listening for publishes from other processes failed; polling instead.`, { error });
+        this.#logger.warn(
+          `Table "${table.name}": listening for publishes from other processes failed; polling instead.`,
+          { error },
+        );
       }
     }
     this.#subscriptions.add(runner as SubscriptionRunner<unknown>);
@@ -177,9 +200,17 @@ export class Broker {
    * @throws {InvalidArgumentError} the payload or an option does not fit the table.
    * @throws {ClosedError} the broker is closed.
    */
-  async publish(table: TableDefinition, payload: unknown, options: PublishOptions & PublishTarget = {}): Promise<RowId> {
+  async publish(
+    table: TableDefinition,
+    payload: unknown,
+    options: PublishOptions & PublishTarget = {},
+  ): Promise<RowId> {
     const { client, ...message } = options;
-    const ids = await this.publishMany(table, [{ ...message, payload }], client === undefined ? {} : { client });
+    const ids = await this.publishMany(
+      table,
+      [{ ...message, payload }],
+      client === undefined ? {} : { client },
+    );
     return ids[0] as RowId;
   }
 
@@ -188,10 +219,16 @@ export class Broker {
    * subscriptions in this process. Returns the ids in order. Every message is checked before
    * anything is written: one bad message writes nothing.
    */
-  async publishMany(table: TableDefinition, messages: readonly PublishMessage[], target: PublishTarget = {}): Promise<readonly RowId[]> {
+  async publishMany(
+    table: TableDefinition,
+    messages: readonly PublishMessage[],
+    target: PublishTarget = {},
+  ): Promise<readonly RowId[]> {
     this.#assertOpen(table);
     if (!Array.isArray(messages)) {
-      throw new InvalidArgumentError(`publishMany(${table.name}, messages): messages must be an array.`, { table: table.name });
+      throw new InvalidArgumentError(`publishMany(${table.name}, messages): messages must be an array.`, {
+        table: table.name,
+      });
     }
     if (target.client !== undefined && !this.driver.capabilities.transactionalPublish) {
       throw new InvalidArgumentError(
@@ -202,7 +239,11 @@ export class Broker {
     if (messages.length === 0) return [];
     const now = new Date();
     const rows = messages.map((message) => this.#encode(table, message, now));
-    const ids = await this.driver.publish(table, rows, target.client === undefined ? {} : { client: target.client });
+    const ids = await this.driver.publish(
+      table,
+      rows,
+      target.client === undefined ? {} : { client: target.client },
+    );
     wake(wakeKey(this.driver.dialect, table));
     return ids;
   }
@@ -227,9 +268,12 @@ export class Broker {
 
   #assertOpen(table: TableDefinition): void {
     if (this.closed) {
-      throw new ClosedError(`The broker is closed; table "${table.name}" cannot be used through it. Create a new broker.`, {
-        table: table.name,
-      });
+      throw new ClosedError(
+        `The broker is closed; table "${table.name}" cannot be used through it. Create a new broker.`,
+        {
+          table: table.name,
+        },
+      );
     }
   }
 
@@ -268,26 +312,41 @@ export class Broker {
     };
     const whole = (value: number | undefined, name: string, fallback: number): number => {
       if (value === undefined) return fallback;
-      if (typeof value !== "number" || !Number.isInteger(value) || value < 1) fail(`${name} ${String(value)} is not a whole number of at least 1`, `Set ${name} to 1 or more.`);
+      if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
+        fail(`${name} ${String(value)} is not a whole number of at least 1`, `Set ${name} to 1 or more.`);
       return value;
     };
     const group = options.group ?? null;
     if (group !== null) {
       if (typeof group !== "string") fail("group must be a string", "Name the group to claim from.");
-      if (table.columns.group === undefined) fail(`group "${group}" is given but the table has no group column`, "Name columns.group, or leave group out.");
+      if (table.columns.group === undefined)
+        fail(
+          `group "${group}" is given but the table has no group column`,
+          "Name columns.group, or leave group out.",
+        );
     }
     const pollInterval = options.pollInterval ?? 1000;
     if (typeof pollInterval !== "number" || !Number.isFinite(pollInterval) || pollInterval < 1) {
-      fail(`pollInterval ${String(pollInterval)} is not a number of milliseconds of at least 1`, "Set pollInterval in milliseconds.");
+      fail(
+        `pollInterval ${String(pollInterval)} is not a number of milliseconds of at least 1`,
+        "Set pollInterval in milliseconds.",
+      );
     }
     const overrides = options.maxAttempts !== undefined || options.deadLetter !== undefined;
     const retirement = overrides
-      ? validateRetirement({ maxAttempts: options.maxAttempts, deadLetter: options.deadLetter }, table.columns, fail)
+      ? validateRetirement(
+          { maxAttempts: options.maxAttempts, deadLetter: options.deadLetter },
+          table.columns,
+          fail,
+        )
       : { maxAttempts: table.maxAttempts, deadLetter: table.deadLetter };
     const backoff = options.backoff ?? {};
     for (const [name, value] of Object.entries(backoff)) {
       if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
-        fail(`backoff.${name} ${String(value)} is not a number of milliseconds`, `Set backoff.${name} to 0 or more.`);
+        fail(
+          `backoff.${name} ${String(value)} is not a number of milliseconds`,
+          `Set backoff.${name} to 0 or more.`,
+        );
       }
     }
     const workers = whole(options.workers, "workers", 1);
@@ -314,7 +373,8 @@ export class Broker {
     const fail = (problem: string): never => {
       throw new InvalidArgumentError(`publish(${table.name}): ${problem}`, { table: table.name });
     };
-    if (typeof message !== "object" || message === null) fail("each message must be an object { payload, … }.");
+    if (typeof message !== "object" || message === null)
+      fail("each message must be an object { payload, … }.");
     const { columns } = table;
     const group = message.group ?? null;
     if (group !== null) {
@@ -323,7 +383,8 @@ export class Broker {
     }
     let runAt: Date | null = null;
     if (message.runAt !== undefined) {
-      if (!(message.runAt instanceof Date) || Number.isNaN(message.runAt.getTime())) fail("runAt must be a valid Date.");
+      if (!(message.runAt instanceof Date) || Number.isNaN(message.runAt.getTime()))
+        fail("runAt must be a valid Date.");
       if (columns.runAt === undefined) fail("runAt is given but the table has no runAt column.");
       runAt = message.runAt;
     } else if (columns.runAt !== undefined) {
@@ -331,16 +392,21 @@ export class Broker {
     }
     let priority: number | null = null;
     if (message.priority !== undefined) {
-      if (typeof message.priority !== "number" || !Number.isSafeInteger(message.priority)) fail("priority must be a whole number.");
+      if (typeof message.priority !== "number" || !Number.isSafeInteger(message.priority))
+        fail("priority must be a whole number.");
       if (columns.priority === undefined) fail("priority is given but the table has no priority column.");
       priority = message.priority;
     }
-    if (message.headers !== undefined && columns.headers === undefined) fail("headers are given but the table has no headers column.");
+    if (message.headers !== undefined && columns.headers === undefined)
+      fail("headers are given but the table has no headers column.");
     const values = message.values ?? {};
-    if (typeof values !== "object" || values === null) fail("values must be an object of extra column values.");
+    if (typeof values !== "object" || values === null)
+      fail("values must be an object of extra column values.");
     for (const column of Object.keys(values)) {
       if (!table.extraColumns.includes(column)) {
-        fail(`values names column "${column}", which is not in the table's extraColumns (${table.extraColumns.join(", ") || "none"}).`);
+        fail(
+          `values names column "${column}", which is not in the table's extraColumns (${table.extraColumns.join(", ") || "none"}).`,
+        );
       }
     }
     return {
@@ -354,7 +420,11 @@ export class Broker {
   }
 }
 
-const formNames: Record<ClaimFormName, string> = { rowLock: "row lock", lease: "lease", advisory: "advisory lock" };
+const formNames: Record<ClaimFormName, string> = {
+  rowLock: "row lock",
+  lease: "lease",
+  advisory: "advisory lock",
+};
 
 const formAdvice: Record<ClaimFormName, string> = {
   rowLock: "row lock (name neither columns.lockedUntil nor advisoryLock)",

@@ -44,9 +44,15 @@ export interface Delivery<P = unknown> {
   settle(outcome: Outcome): Promise<void>;
 }
 
+/** What a handler may return: an outcome, or nothing (ack). */
+export type HandlerResult = Outcome | undefined;
+
 /**
  * A subscription's handler. It returns the outcome to settle by; returning nothing acks (unless
  * it already called `delivery.settle`). A handler that throws is retried with capped
  * exponential backoff, and moved to the dead letter at `maxAttempts`.
  */
-export type Handler<P = unknown> = (delivery: Delivery<P>) => Outcome | undefined | void | Promise<Outcome | undefined | void>;
+export type Handler<P = unknown> = (
+  delivery: Delivery<P>,
+  // biome-ignore lint/suspicious/noConfusingVoidType: `async () => {}` returns Promise<void>, which acks.
+) => HandlerResult | void | Promise<HandlerResult | void>;

@@ -69,7 +69,11 @@ export interface Driver {
    */
   open(table: TableDefinition, options: OpenOptions): Promise<Claimer>;
   /** Inserts rows and returns their ids, in order. */
-  publish(table: TableDefinition, rows: readonly PublishRow[], options: DriverPublishOptions): Promise<readonly RowId[]>;
+  publish(
+    table: TableDefinition,
+    rows: readonly PublishRow[],
+    options: DriverPublishOptions,
+  ): Promise<readonly RowId[]>;
   /** Listens for publishes made by other processes to `table`, calling `onWake` for each. Optional. */
   listen?(table: TableDefinition, onWake: () => void): Promise<WakeListener>;
   /** The recommended `CREATE TABLE` and claim-order index for `table`, as SQL text. */

@@ -70,7 +70,10 @@ export interface LeaseClaimer<T extends LeaseToken = LeaseToken> extends Claimer
    * Moves each held lease to `expiry`. Returns, in order, the new token, or `null` where the row
    * no longer holds the old one (the lease is lost).
    */
-  extend(held: readonly { readonly id: RowId; readonly token: T }[], expiry: Date): Promise<readonly (T | null)[]>;
+  extend(
+    held: readonly { readonly id: RowId; readonly token: T }[],
+    expiry: Date,
+  ): Promise<readonly (T | null)[]>;
   /**
    * Settles one row while it still holds `token`.
    *

@@ -14,7 +14,7 @@ export {
   type PublishTarget,
   type SubscribeOptions,
 } from "./broker.js";
-export type { Delivery, Handler } from "./delivery.js";
+export type { Delivery, Handler, HandlerResult } from "./delivery.js";
 export {
   type Driver,
   type DriverCapabilities,
@@ -91,4 +91,11 @@ export {
   type TransactionMode,
   transactionModes,
 } from "./table.js";
-export { type AdvisoryToken, ceilToSecond, type LeaseToken, leaseExpiry, type RowLockToken, type SettlementToken } from "./tokens.js";
+export {
+  type AdvisoryToken,
+  ceilToSecond,
+  type LeaseToken,
+  leaseExpiry,
+  type RowLockToken,
+  type SettlementToken,
+} from "./tokens.js";

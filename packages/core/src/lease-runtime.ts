@@ -38,7 +38,11 @@ export class LeaseRuntime implements FormRuntime {
 
   async claim(limit: number): Promise<readonly HeldRow[]> {
     const now = new Date();
-    const claimed = await this.#claimer.claim({ limit, now, expiry: leaseExpiry(now, this.#table.leaseSeconds) });
+    const claimed = await this.#claimer.claim({
+      limit,
+      now,
+      expiry: leaseExpiry(now, this.#table.leaseSeconds),
+    });
     return claimed.map(({ row, token }) => {
       const hold = new LeaseHold(this, row, token);
       this.#held.add(hold);
@@ -100,9 +104,12 @@ export class LeaseRuntime implements FormRuntime {
         }
       });
     } catch (error) {
-      this.#logger.error(`Table "${this.#table.name}": extending ${holds.length} lease(s) failed; trying again at the next half lease.`, {
-        error,
-      });
+      this.#logger.error(
+        `Table "${this.#table.name}": extending ${holds.length} lease(s) failed; trying again at the next half lease.`,
+        {
+          error,
+        },
+      );
     } finally {
       for (const hold of holds) hold.extension = undefined;
       this.#extending = false;

@@ -53,7 +53,9 @@ export function retry(): RetryOutcome {
  */
 export function retryAfter(delayMs: number): RetryAfterOutcome {
   if (typeof delayMs !== "number" || !Number.isFinite(delayMs) || delayMs < 0) {
-    throw new InvalidArgumentError(`retryAfter(${String(delayMs)}): the delay must be a finite number of milliseconds, 0 or more.`);
+    throw new InvalidArgumentError(
+      `retryAfter(${String(delayMs)}): the delay must be a finite number of milliseconds, 0 or more.`,
+    );
   }
   return Object.freeze({ kind: "retryAfter", delayMs });
 }

@@ -22,9 +22,12 @@ export function encodePayload(table: TableDefinition, value: unknown): string | 
   switch (table.payloadType) {
     case "text":
       if (typeof value !== "string") {
-        throw new InvalidArgumentError(`Table "${table.name}" holds text payloads: publish a string, not ${describe(value)}.`, {
-          table: table.name,
-        });
+        throw new InvalidArgumentError(
+          `Table "${table.name}" holds text payloads: publish a string, not ${describe(value)}.`,
+          {
+            table: table.name,
+          },
+        );
       }
       return value;
     case "bytes":
@@ -40,10 +43,13 @@ export function encodePayload(table: TableDefinition, value: unknown): string | 
       try {
         text = JSON.stringify(value);
       } catch (cause) {
-        throw new InvalidArgumentError(`Table "${table.name}" holds JSON payloads, and this payload cannot be written as JSON.`, {
-          table: table.name,
-          cause,
-        });
+        throw new InvalidArgumentError(
+          `Table "${table.name}" holds JSON payloads, and this payload cannot be written as JSON.`,
+          {
+            table: table.name,
+            cause,
+          },
+        );
       }
       if (text === undefined) {
         throw new InvalidArgumentError(
@@ -84,13 +90,18 @@ export function decodePayload(table: TableDefinition, raw: unknown): unknown {
 export function encodeHeaders(table: TableDefinition, headers: Headers | undefined): string | null {
   if (headers === undefined) return null;
   if (typeof headers !== "object" || headers === null || Array.isArray(headers)) {
-    throw new InvalidArgumentError(`Headers for table "${table.name}" must be an object of strings.`, { table: table.name });
+    throw new InvalidArgumentError(`Headers for table "${table.name}" must be an object of strings.`, {
+      table: table.name,
+    });
   }
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value !== "string") {
-      throw new InvalidArgumentError(`Header "${name}" for table "${table.name}" must be a string, not ${describe(value)}.`, {
-        table: table.name,
-      });
+      throw new InvalidArgumentError(
+        `Header "${name}" for table "${table.name}" must be a string, not ${describe(value)}.`,
+        {
+          table: table.name,
+        },
+      );
     }
   }
   return JSON.stringify(headers);
@@ -99,10 +110,16 @@ export function encodeHeaders(table: TableDefinition, headers: Headers | undefin
 /** Decodes a headers column value (JSON text, UTF-8 bytes, or an object the client parsed) into a map; `{}` for none. */
 export function decodeHeaders(raw: unknown): Headers {
   if (raw === null || raw === undefined) return {};
-  const parsed: unknown = typeof raw === "string" ? JSON.parse(raw) : raw instanceof Uint8Array ? JSON.parse(utf8.decode(raw)) : raw;
+  const parsed: unknown =
+    typeof raw === "string"
+      ? JSON.parse(raw)
+      : raw instanceof Uint8Array
+        ? JSON.parse(utf8.decode(raw))
+        : raw;
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return {};
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(parsed)) out[name] = typeof value === "string" ? value : JSON.stringify(value);
+  for (const [name, value] of Object.entries(parsed))
+    out[name] = typeof value === "string" ? value : JSON.stringify(value);
   return out;
 }
 

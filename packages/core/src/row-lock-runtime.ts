@@ -12,8 +12,8 @@ import type { FormRuntime, HeldRow } from "./held-row.js";
 import type { Logger } from "./logger.js";
 import type { ClaimedRow } from "./rows.js";
 import type { Settlement } from "./settlement.js";
-import type { RowLockToken } from "./tokens.js";
 import type { TableDefinition } from "./table.js";
+import type { RowLockToken } from "./tokens.js";
 
 /** The broker's runtime for row lock tables. */
 export class RowLockRuntime implements FormRuntime {
@@ -58,7 +58,13 @@ class BatchState {
   #resolveDone!: () => void;
   readonly #controllers = new Set<AbortController>();
 
-  constructor(claimer: RowLockClaimer, token: RowLockToken, size: number, table: TableDefinition, logger: Logger) {
+  constructor(
+    claimer: RowLockClaimer,
+    token: RowLockToken,
+    size: number,
+    table: TableDefinition,
+    logger: Logger,
+  ) {
     this.#claimer = claimer;
     this.#token = token;
     this.#unsettled = size;
@@ -114,9 +120,12 @@ class BatchState {
       await this.#claimer.commit(this.#token);
     } catch (error) {
       this.#failure = error instanceof Error ? error : new Error(String(error));
-      this.#logger.error(`Table "${this.#table.name}": committing a row lock batch failed; its rows are due again.`, {
-        error: this.#failure,
-      });
+      this.#logger.error(
+        `Table "${this.#table.name}": committing a row lock batch failed; its rows are due again.`,
+        {
+          error: this.#failure,
+        },
+      );
     } finally {
       this.#resolveDone();
     }
@@ -137,4 +146,3 @@ class BatchState {
     this.#resolveDone();
   }
 }
-

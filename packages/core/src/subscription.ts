@@ -12,7 +12,7 @@ import type { Claimer } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LeaseRuntime } from "./lease-runtime.js";
 import type { Logger } from "./logger.js";
-import { type Outcome, ack, deadLetter, isOutcome, retry, retryAfter } from "./outcomes.js";
+import { ack, deadLetter, isOutcome, type Outcome, retry, retryAfter } from "./outcomes.js";
 import { RowLockRuntime } from "./row-lock-runtime.js";
 import type { Settlement } from "./settlement.js";
 import type { DeadLetterTarget, TableDefinition } from "./table.js";
@@ -179,9 +179,12 @@ export class SubscriptionRunner<P> implements Subscription {
         held = await this.#runtime.claim(Math.min(batch, workers - this.#inWork.size));
       } catch (error) {
         this.stats.claimErrors += 1;
-        this.#logger.error(`Table "${this.table.name}" (${this.table.form} form): a claim failed; trying again after the poll interval.`, {
-          error,
-        });
+        this.#logger.error(
+          `Table "${this.table.name}" (${this.table.form} form): a claim failed; trying again after the poll interval.`,
+          {
+            error,
+          },
+        );
         await this.#signal.wait(pollInterval, -1);
         continue;
       }
@@ -192,6 +195,8 @@ export class SubscriptionRunner<P> implements Subscription {
           this.#inWork.delete(hold);
           this.#deliveries.delete(running);
           this.#slotFreed.wake();
+          // In a FIFO group the next row becomes claimable only once this one settled.
+          if (this.table.fifo) this.#signal.wake();
         });
         this.#deliveries.add(running);
       }
@@ -204,15 +209,20 @@ export class SubscriptionRunner<P> implements Subscription {
     let settled = false;
     const settle = async (outcome: Outcome): Promise<void> => {
       if (settled) {
-        throw new InvalidArgumentError(`Table "${this.table.name}": row ${String(row.id)} was already settled.`, {
-          table: this.table.name,
-        });
+        throw new InvalidArgumentError(
+          `Table "${this.table.name}": row ${String(row.id)} was already settled.`,
+          {
+            table: this.table.name,
+          },
+        );
       }
       settled = true;
       if (!this.#inWork.has(hold)) {
         throw hold.signal.reason instanceof BrokerError
           ? hold.signal.reason
-          : new ClosedError(`Table "${this.table.name}": the broker closed; this delivery was given up.`, { table: this.table.name });
+          : new ClosedError(`Table "${this.table.name}": the broker closed; this delivery was given up.`, {
+              table: this.table.name,
+            });
       }
       let settlement: Settlement;
       try {
@@ -260,10 +270,16 @@ export class SubscriptionRunner<P> implements Subscription {
         if (settled) return;
         if (result === undefined) outcome = ack();
         else if (isOutcome(result)) outcome = result;
-        else throw new InvalidArgumentError(`the handler returned ${JSON.stringify(result)}, which is not an outcome (ack(), retry(), …)`);
+        else
+          throw new InvalidArgumentError(
+            `the handler returned ${JSON.stringify(result)}, which is not an outcome (ack(), retry(), …)`,
+          );
       } catch (error) {
         if (settled) {
-          this.#logger.error(`Table "${this.table.name}": the handler threw after it settled row ${String(row.id)}.`, { error });
+          this.#logger.error(
+            `Table "${this.table.name}": the handler threw after it settled row ${String(row.id)}.`,
+            { error },
+          );
           return;
         }
         this.stats.failed += 1;
@@ -294,7 +310,9 @@ export class SubscriptionRunner<P> implements Subscription {
     switch (outcome.kind) {
       case "ack":
       case "drop":
-        return columns.processedAt === undefined ? { kind: "delete" } : { kind: "markProcessed", at: new Date() };
+        return columns.processedAt === undefined
+          ? { kind: "delete" }
+          : { kind: "markProcessed", at: new Date() };
       case "retry":
         return { kind: "release", runAt: null };
       case "retryAfter":
@@ -316,7 +334,9 @@ export class SubscriptionRunner<P> implements Subscription {
             { table: this.table.name },
           );
         }
-        return "group" in target ? { kind: "moveToGroup", group: target.group } : { kind: "moveToTable", table: target.table };
+        return "group" in target
+          ? { kind: "moveToGroup", group: target.group }
+          : { kind: "moveToTable", table: target.table };
       }
     }
   }

@@ -28,7 +28,11 @@ export const isolationLevels: readonly IsolationLevel[] = Object.freeze([
 ]);
 
 /** Every SQLite transaction mode a description may name. */
-export const transactionModes: readonly TransactionMode[] = Object.freeze(["deferred", "immediate", "exclusive"]);
+export const transactionModes: readonly TransactionMode[] = Object.freeze([
+  "deferred",
+  "immediate",
+  "exclusive",
+]);
 
 /**
  * The column names that play each role. Names are the user's; roles are fixed. Only `id` and
@@ -173,7 +177,9 @@ export const DEFAULT_LEASE_SECONDS = 30;
  */
 export function defineTable(description: TableDescription): TableDefinition {
   if (typeof description !== "object" || description === null) {
-    throw new DeclarationError("defineTable() needs a description object: { name, columns: { id, payload } }.");
+    throw new DeclarationError(
+      "defineTable() needs a description object: { name, columns: { id, payload } }.",
+    );
   }
   const name = description.name;
   if (typeof name !== "string" || name.length === 0) {
@@ -182,35 +188,51 @@ export function defineTable(description: TableDescription): TableDefinition {
   const fail = (problem: string, fix: string): never => {
     throw new DeclarationError(`Table "${name}": ${problem}. ${fix}`, { table: name });
   };
-  if (description.schema !== undefined && (typeof description.schema !== "string" || description.schema === "")) {
+  if (
+    description.schema !== undefined &&
+    (typeof description.schema !== "string" || description.schema === "")
+  ) {
     fail("`schema` must be a non-empty string", "Leave it out to use the connection's default schema.");
   }
   const columns = description.columns;
   if (typeof columns !== "object" || columns === null) {
-    fail("the description has no `columns`", 'Name at least the id and payload columns: columns: { id: "id", payload: "payload" }.');
+    fail(
+      "the description has no `columns`",
+      'Name at least the id and payload columns: columns: { id: "id", payload: "payload" }.',
+    );
   }
   const roleColumns: Partial<Record<ColumnRole, string>> = {};
   const owner = new Map<string, string>();
   for (const role of Object.keys(columns) as ColumnRole[]) {
     if (!roleOrder.includes(role)) {
-      fail(`\`columns.${role}\` is not a column role`, `The roles are ${roleOrder.join(", ")}; list other columns in \`extraColumns\`.`);
+      fail(
+        `\`columns.${role}\` is not a column role`,
+        `The roles are ${roleOrder.join(", ")}; list other columns in \`extraColumns\`.`,
+      );
     }
   }
   for (const role of roleOrder) {
     const column = columns[role];
     if (column === undefined) continue;
     if (typeof column !== "string" || column.length === 0) {
-      fail(`\`columns.${role}\` must be a non-empty column name`, "Give the column's name as a string, or leave the role out.");
+      fail(
+        `\`columns.${role}\` must be a non-empty column name`,
+        "Give the column's name as a string, or leave the role out.",
+      );
     }
     const other = owner.get(column);
     if (other !== undefined) {
-      fail(`column "${column}" is named for both ${other} and ${role}`, "Give each role a column of its own.");
+      fail(
+        `column "${column}" is named for both ${other} and ${role}`,
+        "Give each role a column of its own.",
+      );
     }
     owner.set(column, role);
     roleColumns[role] = column;
   }
   if (roleColumns.id === undefined) fail("`columns.id` is missing", "Name the primary key column.");
-  if (roleColumns.payload === undefined) fail("`columns.payload` is missing", "Name the column that holds the message body.");
+  if (roleColumns.payload === undefined)
+    fail("`columns.payload` is missing", "Name the column that holds the message body.");
 
   const extraColumns = [...(description.extraColumns ?? [])];
   for (const column of extraColumns) {
@@ -218,7 +240,10 @@ export function defineTable(description: TableDescription): TableDefinition {
       fail("`extraColumns` must list non-empty column names", "Remove the empty entry.");
     }
     if (owner.has(column)) {
-      fail(`column "${column}" is listed in extraColumns and also plays the ${owner.get(column)} role`, "List it once.");
+      fail(
+        `column "${column}" is listed in extraColumns and also plays the ${owner.get(column)} role`,
+        "List it once.",
+      );
     }
     owner.set(column, "extra");
   }
@@ -244,11 +269,12 @@ export function defineTable(description: TableDescription): TableDefinition {
   }
 
   const fifo = description.fifo ?? false;
-  if (typeof fifo !== "boolean") fail("`fifo` must be true or false", "Set fifo: true to keep each group in order.");
+  if (typeof fifo !== "boolean")
+    fail("`fifo` must be true or false", "Set fifo: true to keep each group in order.");
   if (fifo && hasAdvisory) {
     fail(
       "fifo is set beside advisoryLock",
-      "The advisory lock form already runs rows with one key one at a time: put the group column into the key instead (advisoryLock: \"{queue}\").",
+      'The advisory lock form already runs rows with one key one at a time: put the group column into the key instead (advisoryLock: "{queue}").',
     );
   }
   if (fifo && roleColumns.group === undefined) {
@@ -258,7 +284,10 @@ export function defineTable(description: TableDescription): TableDefinition {
   let leaseSeconds = DEFAULT_LEASE_SECONDS;
   if (description.lease !== undefined) {
     if (!hasLease) {
-      fail("`lease` is set but the table has no lockedUntil column", "Name columns.lockedUntil to take the lease form, or remove `lease`.");
+      fail(
+        "`lease` is set but the table has no lockedUntil column",
+        "Name columns.lockedUntil to take the lease form, or remove `lease`.",
+      );
     }
     const lease = description.lease;
     if (typeof lease !== "number" || !Number.isFinite(lease)) {
@@ -269,7 +298,10 @@ export function defineTable(description: TableDescription): TableDefinition {
   }
 
   if (description.isolation !== undefined && !isolationLevels.includes(description.isolation)) {
-    fail(`isolation "${String(description.isolation)}" is unknown`, `Use one of ${isolationLevels.join(", ")}.`);
+    fail(
+      `isolation "${String(description.isolation)}" is unknown`,
+      `Use one of ${isolationLevels.join(", ")}.`,
+    );
   }
   if (description.mode !== undefined && !transactionModes.includes(description.mode)) {
     fail(`mode "${String(description.mode)}" is unknown`, `Use one of ${transactionModes.join(", ")}.`);
@@ -281,7 +313,10 @@ export function defineTable(description: TableDescription): TableDefinition {
     fail,
   );
 
-  const allColumns = [...roleOrder.flatMap((role) => (roleColumns[role] === undefined ? [] : [roleColumns[role]])), ...extraColumns];
+  const allColumns = [
+    ...roleOrder.flatMap((role) => (roleColumns[role] === undefined ? [] : [roleColumns[role]])),
+    ...extraColumns,
+  ];
 
   return Object.freeze({
     name,
@@ -316,18 +351,30 @@ export function validateRetirement(
   const { maxAttempts, deadLetter } = options;
   if (maxAttempts !== undefined) {
     if (typeof maxAttempts !== "number" || !Number.isInteger(maxAttempts) || maxAttempts < 1) {
-      fail(`maxAttempts ${String(maxAttempts)} is not a whole number of at least 1`, "Set maxAttempts to 1 or more.");
+      fail(
+        `maxAttempts ${String(maxAttempts)} is not a whole number of at least 1`,
+        "Set maxAttempts to 1 or more.",
+      );
     }
     if (deadLetter === undefined) {
-      fail("maxAttempts is set without deadLetter", "Say where rows go at the cap: deadLetter: { group } or { table }.");
+      fail(
+        "maxAttempts is set without deadLetter",
+        "Say where rows go at the cap: deadLetter: { group } or { table }.",
+      );
     }
     if (columns.attempt === undefined) {
-      fail("maxAttempts is set but the table has no attempt column", "Name columns.attempt so attempts can be counted.");
+      fail(
+        "maxAttempts is set but the table has no attempt column",
+        "Name columns.attempt so attempts can be counted.",
+      );
     }
   }
   if (deadLetter !== undefined) {
     if (maxAttempts === undefined) {
-      fail("deadLetter is set without maxAttempts", "Set maxAttempts: the number of deliveries before a row moves out.");
+      fail(
+        "deadLetter is set without maxAttempts",
+        "Set maxAttempts: the number of deliveries before a row moves out.",
+      );
     }
     if (typeof deadLetter !== "object" || deadLetter === null) {
       fail("deadLetter must be { group } or { table }", 'For example deadLetter: { group: "dead" }.');
@@ -335,15 +382,25 @@ export function validateRetirement(
     const hasGroup = "group" in deadLetter;
     const hasTable = "table" in deadLetter;
     if (hasGroup === hasTable) {
-      fail("deadLetter must name exactly one of group or table", 'For example deadLetter: { group: "dead" } or { table: "jobs_dead" }.');
+      fail(
+        "deadLetter must name exactly one of group or table",
+        'For example deadLetter: { group: "dead" } or { table: "jobs_dead" }.',
+      );
     }
     if (hasGroup) {
-      if (typeof deadLetter.group !== "string" || deadLetter.group === "") fail("deadLetter.group must be a non-empty string", "Name the group.");
+      if (typeof deadLetter.group !== "string" || deadLetter.group === "")
+        fail("deadLetter.group must be a non-empty string", "Name the group.");
       if (columns.group === undefined) {
-        fail("deadLetter names a group but the table has no group column", "Name columns.group, or dead-letter to a table instead.");
+        fail(
+          "deadLetter names a group but the table has no group column",
+          "Name columns.group, or dead-letter to a table instead.",
+        );
       }
     } else if (typeof deadLetter.table !== "string" || deadLetter.table === "") {
-      fail("deadLetter.table must be a non-empty table name", "Name the table, which must have the same columns.");
+      fail(
+        "deadLetter.table must be a non-empty table name",
+        "Name the table, which must have the same columns.",
+      );
     }
   }
   return { maxAttempts, deadLetter: deadLetter === undefined ? undefined : Object.freeze({ ...deadLetter }) };
@@ -355,7 +412,10 @@ function parseKeyTemplate(
   fail: (problem: string, fix: string) => never,
 ): KeyTemplate {
   if (typeof source !== "string" || source === "") {
-    return fail("advisoryLock must be a non-empty key template", 'For example advisoryLock: "accounts-{account}".');
+    return fail(
+      "advisoryLock must be a non-empty key template",
+      'For example advisoryLock: "accounts-{account}".',
+    );
   }
   const parts: KeyPart[] = [];
   let literal = "";
@@ -364,10 +424,14 @@ function parseKeyTemplate(
     const ch = source[i];
     if (ch === "{") {
       const close = source.indexOf("}", i + 1);
-      if (close === -1) fail(`advisoryLock "${source}" has a "{" that is never closed`, "Close every placeholder with }.");
+      if (close === -1)
+        fail(`advisoryLock "${source}" has a "{" that is never closed`, "Close every placeholder with }.");
       const column = source.slice(i + 1, close);
       if (column === "" || column.includes("{")) {
-        fail(`advisoryLock "${source}" has an empty or nested placeholder`, "Write {column} with the name of a column.");
+        fail(
+          `advisoryLock "${source}" has an empty or nested placeholder`,
+          "Write {column} with the name of a column.",
+        );
       }
       if (!columns.has(column)) {
         fail(

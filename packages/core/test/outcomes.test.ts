@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BrokerError, ack, deadLetter, drop, isOutcome, retry, retryAfter } from "../src/index.js";
+import { ack, BrokerError, deadLetter, drop, isOutcome, retry, retryAfter } from "../src/index.js";
 
 describe("outcomes", () => {
   it("each outcome function returns the outcome of its kind", () => {

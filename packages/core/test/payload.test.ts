@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { BrokerError, decodeHeaders, decodePayload, defineTable, encodeHeaders, encodePayload } from "../src/index.js";
+import {
+  BrokerError,
+  decodeHeaders,
+  decodePayload,
+  defineTable,
+  encodeHeaders,
+  encodePayload,
+} from "../src/index.js";
 
 const table = (payloadType: "json" | "text" | "bytes") =>
   defineTable({ name: "jobs", columns: { id: "id", payload: "payload" }, payloadType });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BrokerError, type TableDescription, defineTable } from "../src/index.js";
+import { BrokerError, defineTable, type TableDescription } from "../src/index.js";
 
 const base = { name: "jobs", columns: { id: "id", payload: "payload" } } as const;
 
@@ -28,8 +28,17 @@ describe("a table's form follows its description", () => {
     expect(table.advisoryKey?.parts).toEqual([{ literal: "accounts-" }, { column: "account" }]);
   });
   it("a key may name a role's column and mix literals and placeholders", () => {
-    const table = defineTable({ ...base, columns: { ...base.columns, group: "queue" }, advisoryLock: "{queue}:{id}!" });
-    expect(table.advisoryKey?.parts).toEqual([{ column: "queue" }, { literal: ":" }, { column: "id" }, { literal: "!" }]);
+    const table = defineTable({
+      ...base,
+      columns: { ...base.columns, group: "queue" },
+      advisoryLock: "{queue}:{id}!",
+    });
+    expect(table.advisoryKey?.parts).toEqual([
+      { column: "queue" },
+      { literal: ":" },
+      { column: "id" },
+      { literal: "!" },
+    ]);
   });
   it("a lease is whole seconds, rounded up", () => {
     const table = defineTable({ ...base, columns: { ...base.columns, lockedUntil: "lu" }, lease: 1.2 });
@@ -48,14 +57,23 @@ describe("a table's form follows its description", () => {
 
 describe("a description that cannot work is refused with DECLARATION", () => {
   const cases: [string, unknown][] = [
-    ["both lockedUntil and advisoryLock", { ...base, columns: { ...base.columns, lockedUntil: "lu" }, advisoryLock: "{id}" }],
+    [
+      "both lockedUntil and advisoryLock",
+      { ...base, columns: { ...base.columns, lockedUntil: "lu" }, advisoryLock: "{id}" },
+    ],
     ["a placeholder naming no column", { ...base, advisoryLock: "accounts-{account}" }],
     ["an unclosed placeholder", { ...base, advisoryLock: "accounts-{id" }],
     ["an empty placeholder", { ...base, advisoryLock: "accounts-{}" }],
     ["a stray closing brace", { ...base, advisoryLock: "accounts}-{id}" }],
-    ["fifo beside advisoryLock", { ...base, columns: { ...base.columns, group: "g" }, advisoryLock: "{g}", fifo: true }],
+    [
+      "fifo beside advisoryLock",
+      { ...base, columns: { ...base.columns, group: "g" }, advisoryLock: "{g}", fifo: true },
+    ],
     ["fifo without a group column", { ...base, fifo: true }],
-    ["maxAttempts without deadLetter", { ...base, columns: { ...base.columns, attempt: "attempt" }, maxAttempts: 3 }],
+    [
+      "maxAttempts without deadLetter",
+      { ...base, columns: { ...base.columns, attempt: "attempt" }, maxAttempts: 3 },
+    ],
     [
       "deadLetter without maxAttempts",
       { ...base, columns: { ...base.columns, attempt: "attempt" }, deadLetter: { table: "dead" } },
@@ -67,11 +85,22 @@ describe("a description that cannot work is refused with DECLARATION", () => {
     ],
     [
       "a deadLetter naming both a group and a table",
-      { ...base, columns: { ...base.columns, attempt: "a", group: "g" }, maxAttempts: 3, deadLetter: { group: "d", table: "t" } },
+      {
+        ...base,
+        columns: { ...base.columns, attempt: "a", group: "g" },
+        maxAttempts: 3,
+        deadLetter: { group: "d", table: "t" },
+      },
     ],
-    ["maxAttempts of zero", { ...base, columns: { ...base.columns, attempt: "a" }, maxAttempts: 0, deadLetter: { table: "d" } }],
+    [
+      "maxAttempts of zero",
+      { ...base, columns: { ...base.columns, attempt: "a" }, maxAttempts: 0, deadLetter: { table: "d" } },
+    ],
     ["a lease under one second", { ...base, columns: { ...base.columns, lockedUntil: "lu" }, lease: 0.5 }],
-    ["a lease that is not a number", { ...base, columns: { ...base.columns, lockedUntil: "lu" }, lease: "30" }],
+    [
+      "a lease that is not a number",
+      { ...base, columns: { ...base.columns, lockedUntil: "lu" }, lease: "30" },
+    ],
     ["a lease on a table without lockedUntil", { ...base, lease: 10 }],
     ["a missing id column", { name: "jobs", columns: { payload: "p" } }],
     ["a missing payload column", { name: "jobs", columns: { id: "id" } }],

@@ -17,7 +17,9 @@ describe("lease expiries are whole seconds of the host clock", () => {
 
 describe("a handler that throws is retried with capped exponential backoff", () => {
   it("doubles from the base", () => {
-    expect([1, 2, 3, 4].map((attempt) => backoffDelay(attempt, { baseMs: 100 }))).toEqual([100, 200, 400, 800]);
+    expect([1, 2, 3, 4].map((attempt) => backoffDelay(attempt, { baseMs: 100 }))).toEqual([
+      100, 200, 400, 800,
+    ]);
   });
   it("stops at the cap", () => {
     expect(backoffDelay(40, { baseMs: 1000, maxMs: 60_000 })).toBe(60_000);

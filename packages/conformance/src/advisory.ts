@@ -1,0 +1,196 @@
+/**
+ * The advisory lock form: rows sharing a key run one at a time while other keys run in
+ * parallel, across brokers and across tables; the take counts the attempt.
+ *
+ * @module
+ */
+import { ack } from "@rowclaim/core";
+import { describe, expect } from "vitest";
+import { type Seen, see } from "./deliveries.js";
+import type { ConformanceHarness } from "./harness.js";
+import { conformanceTest, optOutCheck } from "./registry.js";
+import { columnNames, describeTable } from "./tables.js";
+import { toNumber } from "./values.js";
+import { pause, waitFor } from "./wait.js";
+
+const SUITE = "advisory";
+
+/** The payloads of the key tests. */
+interface Account {
+  readonly account: string;
+  readonly n: number;
+}
+
+/** Watches handlers in work by key: the most in work at once for one key, and for all keys. */
+class KeyWatch {
+  readonly #inWork = new Map<string, number>();
+  maxPerKey = 0;
+  maxKeysAtOnce = 0;
+  done = 0;
+
+  enter(key: string): void {
+    const now = (this.#inWork.get(key) ?? 0) + 1;
+    this.#inWork.set(key, now);
+    this.maxPerKey = Math.max(this.maxPerKey, now);
+    this.maxKeysAtOnce = Math.max(this.maxKeysAtOnce, this.keysInWork);
+  }
+
+  leave(key: string): void {
+    const now = (this.#inWork.get(key) ?? 1) - 1;
+    if (now === 0) this.#inWork.delete(key);
+    else this.#inWork.set(key, now);
+    this.done += 1;
+  }
+
+  get keysInWork(): number {
+    return this.#inWork.size;
+  }
+
+  /** The handler's work: until another key is in work too (at most `maxMs`), then a little longer. */
+  async work(maxMs: number): Promise<void> {
+    const until = Date.now() + maxMs;
+    while (this.keysInWork < 2 && Date.now() < until) await pause(10);
+    await pause(50);
+  }
+}
+
+/** Registers the advisory lock sub-suite (skipped where the driver does not offer the form). */
+export function advisorySuite(harness: ConformanceHarness): void {
+  optOutCheck(harness);
+  describe("advisory lock", () => {
+    conformanceTest(
+      harness,
+      SUITE,
+      "[advisory] rows sharing an advisory key run one at a time while other keys run in parallel",
+      async (fx) => {
+        await fx.requireForm("advisory");
+        const table = await fx.table("advisory", { keyColumn: "account", extraColumns: ["account"] });
+        const broker = await fx.broker();
+        const watch = new KeyWatch();
+        await broker.publishMany(
+          table,
+          ["a", "b", "c"].flatMap((account) =>
+            [1, 2, 3].map((n) => ({ payload: { account, n }, values: { account } })),
+          ),
+        );
+        await broker.subscribe<Account>(
+          table,
+          async (delivery) => {
+            const key = delivery.payload.account;
+            watch.enter(key);
+            await watch.work(1500);
+            watch.leave(key);
+            return ack();
+          },
+          { workers: 6, pollInterval: 20 },
+        );
+        await waitFor("all nine rows to be handled", () => watch.done >= 9);
+        expect(watch.maxPerKey, "rows sharing a key ran at the same time").toBe(1);
+        expect(watch.maxKeysAtOnce, "rows of different keys never ran in parallel").toBeGreaterThanOrEqual(2);
+        await waitFor("every row to be acked", async () => (await fx.rows(table)).length === 0);
+      },
+    );
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "[advisory] rows sharing an advisory key run one at a time across two brokers",
+      async (fx) => {
+        await fx.requireForm("advisory");
+        const table = await fx.table("advisory", { keyColumn: "account", extraColumns: ["account"] });
+        const brokers = [await fx.broker(), await fx.broker()];
+        const watch = new KeyWatch();
+        await brokers[0]?.publishMany(
+          table,
+          ["a", "b"].flatMap((account) =>
+            [1, 2, 3].map((n) => ({ payload: { account, n }, values: { account } })),
+          ),
+        );
+        for (const broker of brokers) {
+          await broker.subscribe<Account>(
+            table,
+            async (delivery) => {
+              const key = delivery.payload.account;
+              watch.enter(key);
+              await watch.work(1000);
+              watch.leave(key);
+            },
+            { workers: 3, pollInterval: 20 },
+          );
+        }
+        await waitFor("all six rows to be handled", () => watch.done >= 6);
+        expect(watch.maxPerKey, "rows sharing a key ran at the same time on two brokers").toBe(1);
+      },
+    );
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "[advisory] a key belongs to the database: two tables whose keys match wait for each other",
+      async (fx) => {
+        await fx.requireForm("advisory");
+        const first = await fx.table("advisory", { keyColumn: "account", extraColumns: ["account"] });
+        // The second table's key template renders the same text as the first's: the first table's name, then the account.
+        const second = await fx.tableFrom({
+          ...describeTable("advisory", `${first.name}_b`, { extraColumns: ["account"] }),
+          advisoryLock: `${first.name}-{account}`,
+        });
+        const broker = await fx.broker();
+        const other = await fx.broker();
+        const release = fx.gate();
+        let firstStarted = false;
+        let firstSettledAt = 0;
+        await broker.subscribe(
+          first,
+          async () => {
+            firstStarted = true;
+            await release.opened;
+            firstSettledAt = Date.now();
+          },
+          { pollInterval: 20 },
+        );
+        await broker.publish(first, "first", { values: { account: "shared" } });
+        await waitFor("the first table's row to be in work", () => firstStarted);
+        const seen: Seen[] = [];
+        await other.subscribe(second, (delivery) => void see(seen, delivery), { pollInterval: 20 });
+        await other.publish(second, "second", { values: { account: "shared" } });
+        // Hold the first key a while (the handler's work), polling the second table all along.
+        await pause(700);
+        release.open();
+        await waitFor("the second table's row to be delivered", () => seen.length > 0);
+        expect(
+          seen[0]?.at,
+          "the second table's row ran while the first table held the same key",
+        ).toBeGreaterThanOrEqual(firstSettledAt);
+      },
+    );
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "[advisory] the take counts the attempt before the handler runs",
+      async (fx) => {
+        await fx.requireForm("advisory");
+        const table = await fx.table("advisory");
+        const broker = await fx.broker();
+        const release = fx.gate();
+        const seen: Seen[] = [];
+        await broker.subscribe(
+          table,
+          async (delivery) => {
+            see(seen, delivery);
+            await release.opened;
+          },
+          { pollInterval: 50 },
+        );
+        await broker.publish(table, "taken");
+        await waitFor("the handler to start", () => seen.length > 0);
+        const [row] = await fx.rows(table);
+        expect(toNumber(row?.[columnNames.attempt])).toBe(2);
+        expect(seen[0]?.attempt).toBe(1);
+        release.open();
+        await waitFor("the row to be acked", async () => (await fx.rows(table)).length === 0);
+      },
+    );
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * What the parent tells a child runner (`@rowclaim/conformance/child`) and what the child
+ * prints back, one JSON object a line on stdout.
+ *
+ * @module
+ */
+import type { TableDescription } from "@rowclaim/core";
+
+/** The environment variable that carries a {@link ChildConfig} as JSON (argv[2] works too). */
+export const CHILD_CONFIG_ENV = "ROWCLAIM_CONFORMANCE_CHILD";
+
+/** What a child runner does. */
+export interface ChildConfig {
+  /** The harness's `childDriverModule`: a file URL or absolute path of a module exporting `createDriver()`. */
+  readonly driverModule: string;
+  /** The table's description (the child calls `defineTable` on it). */
+  readonly table: TableDescription;
+  /**
+   * `hang`: subscribe, report each delivery as `started`, never settle (the crash tests kill it);
+   * `ack`: subscribe, report each delivery as `started` and ack it;
+   * `publish`: publish `payloads` and exit.
+   */
+  readonly mode: "hang" | "ack" | "publish";
+  /** Subscription options (`hang`, `ack`). */
+  readonly subscribe?: {
+    readonly group?: string | null;
+    readonly workers?: number;
+    readonly batch?: number;
+    readonly pollInterval?: number;
+  };
+  /** `ack` mode: how long each handler works before it acks, in milliseconds. Default 0. */
+  readonly workMs?: number;
+  /** JSON payloads to publish (`publish`). */
+  readonly payloads?: readonly unknown[];
+}
+
+/** A line a child prints. */
+export type ChildEvent =
+  | { readonly event: "ready" }
+  | {
+      readonly event: "started";
+      readonly id: string;
+      readonly attempt: number;
+      readonly payload: unknown;
+      readonly leaseExpiry: string | null;
+      /** `Date.now()` in the child when the handler started. */
+      readonly at: number;
+    }
+  | { readonly event: "finished"; readonly id: string; readonly at: number }
+  | { readonly event: "published"; readonly ids: readonly string[] }
+  | { readonly event: "closed" }
+  | { readonly event: "failed"; readonly code: string | null; readonly message: string };

@@ -1,0 +1,98 @@
+/**
+ * The child runner of the crash and multi-process tests, run as a plain `node` process:
+ * `node @rowclaim/conformance/child '<ChildConfig JSON>'` (or the JSON in
+ * `ROWCLAIM_CONFORMANCE_CHILD`). It imports the harness's `childDriverModule`, builds the table
+ * from the description, then subscribes (printing a line as each handler starts) or publishes.
+ * SIGTERM closes its broker and exits; the crash tests send SIGKILL instead.
+ *
+ * @module
+ */
+import { isAbsolute } from "node:path";
+import { pathToFileURL } from "node:url";
+import {
+  ack,
+  type Broker,
+  BrokerError,
+  createBroker,
+  type Driver,
+  defineTable,
+  silentLogger,
+} from "@rowclaim/core";
+import { CHILD_CONFIG_ENV, type ChildConfig, type ChildEvent } from "./child-protocol.js";
+
+function emit(event: ChildEvent): void {
+  process.stdout.write(`${JSON.stringify(event)}\n`);
+}
+
+function fail(error: unknown): never {
+  emit({
+    event: "failed",
+    code: BrokerError.is(error) ? error.code : null,
+    message: error instanceof Error ? error.message : String(error),
+  });
+  process.exit(1);
+}
+
+async function loadDriver(specifier: string): Promise<Driver> {
+  const url = isAbsolute(specifier) ? pathToFileURL(specifier).href : specifier;
+  const module = (await import(url)) as { createDriver?: () => Driver | Promise<Driver> };
+  if (typeof module.createDriver !== "function") {
+    throw new Error(
+      `${specifier} exports no createDriver(): the harness's childDriverModule must export one.`,
+    );
+  }
+  return module.createDriver();
+}
+
+async function main(): Promise<void> {
+  const text = process.argv[2] ?? process.env[CHILD_CONFIG_ENV];
+  if (text === undefined)
+    throw new Error(`Pass the child's configuration as JSON in argv[2] or ${CHILD_CONFIG_ENV}.`);
+  const config = JSON.parse(text) as ChildConfig;
+  const table = defineTable(config.table);
+  const broker: Broker = createBroker({
+    driver: await loadDriver(config.driverModule),
+    logger: silentLogger,
+  });
+  if (config.mode === "publish") {
+    const ids = await broker.publishMany(
+      table,
+      (config.payloads ?? []).map((payload) => ({ payload })),
+    );
+    emit({ event: "published", ids: ids.map(String) });
+    await broker.close();
+    emit({ event: "closed" });
+    return;
+  }
+  const keepAlive = setInterval(() => {}, 60_000);
+  process.on("SIGTERM", () => {
+    void broker.close({ timeout: 2000 }).then(() => {
+      clearInterval(keepAlive);
+      emit({ event: "closed" });
+      process.exit(0);
+    }, fail);
+  });
+  const hang = new Promise<never>(() => {});
+  await broker.subscribe(
+    table,
+    async (delivery) => {
+      emit({
+        event: "started",
+        id: String(delivery.id),
+        attempt: delivery.attempt,
+        payload: delivery.payload instanceof Uint8Array ? null : delivery.payload,
+        leaseExpiry: delivery.leaseExpiry === undefined ? null : delivery.leaseExpiry.toISOString(),
+        at: Date.now(),
+      });
+      if (config.mode === "hang") await hang;
+      if (config.workMs !== undefined && config.workMs > 0)
+        await new Promise((resolve) => setTimeout(resolve, config.workMs));
+      emit({ event: "finished", id: String(delivery.id), at: Date.now() });
+      return ack();
+    },
+    config.subscribe ?? {},
+  );
+  emit({ event: "ready" });
+}
+
+main().catch(fail);

@@ -1,0 +1,182 @@
+/**
+ * What one conformance test works with: tables of its own (created with the driver's
+ * `schemaSql`, dropped afterwards), brokers (each on a driver of its own, closed afterwards),
+ * child processes (killed afterwards), gates (opened afterwards) and capability gating.
+ *
+ * @module
+ */
+import {
+  type Broker,
+  type ClaimFormName,
+  createBroker,
+  type Driver,
+  type DriverCapabilities,
+  defineTable,
+  type Logger,
+  type TableDefinition,
+  type TableDescription,
+} from "@rowclaim/core";
+import type { TestContext } from "vitest";
+import { capabilitiesOf } from "./capabilities.js";
+import { ChildRunner } from "./child-process.js";
+import type { ChildConfig } from "./child-protocol.js";
+import type { ConformanceHarness } from "./harness.js";
+import { describeTable, formLabels, type TableShape } from "./tables.js";
+import { uniqueTableName } from "./values.js";
+import { Gate } from "./wait.js";
+
+/** One entry of a {@link Fixture}'s log. */
+export interface LogEntry {
+  readonly level: "warn" | "error";
+  readonly message: string;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** A test's own resources, released by {@link Fixture.cleanup}. */
+export class Fixture {
+  /** The harness of the driver under test. */
+  readonly harness: ConformanceHarness;
+  /** The sub-suite's short name (it starts the test's table names). */
+  readonly suite: string;
+  /** The running vitest test's context. */
+  readonly ctx: TestContext;
+  /** What the brokers of this test logged (printed too when `ROWCLAIM_CONFORMANCE_LOG` is set). */
+  readonly log: LogEntry[] = [];
+  /** The logger every broker of this test reports through. */
+  readonly logger: Logger;
+  readonly #tables: TableDefinition[] = [];
+  readonly #brokers: Broker[] = [];
+  readonly #children: ChildRunner[] = [];
+  readonly #gates: Gate[] = [];
+  #schemaDriver: Promise<Driver> | undefined;
+
+  constructor(harness: ConformanceHarness, suite: string, ctx: TestContext) {
+    this.harness = harness;
+    this.suite = suite;
+    this.ctx = ctx;
+    const echo =
+      process.env.ROWCLAIM_CONFORMANCE_LOG !== undefined && process.env.ROWCLAIM_CONFORMANCE_LOG !== "";
+    const record =
+      (level: "warn" | "error") =>
+      (message: string, details?: Readonly<Record<string, unknown>>): void => {
+        this.log.push({ level, message, details });
+        if (echo) console[level](`[${harness.name} ${ctx.task.name}] ${message}`, details ?? "");
+      };
+    this.logger = { warn: record("warn"), error: record("error") };
+  }
+
+  /** The driver's declared capabilities. */
+  capabilities(): Promise<DriverCapabilities> {
+    return capabilitiesOf(this.harness);
+  }
+
+  /** Skips the running test, with `reason` shown in the report. */
+  skip(reason: string): never {
+    return this.ctx.skip(reason);
+  }
+
+  /** Skips the test unless the driver offers `form`. */
+  async requireForm(form: ClaimFormName): Promise<DriverCapabilities> {
+    const caps = await this.capabilities();
+    if (!caps.forms.includes(form))
+      this.skip(`the ${this.harness.name} driver does not offer the ${formLabels[form]} form`);
+    return caps;
+  }
+
+  /** Skips the test unless the driver keeps FIFO groups in order in `form`. */
+  async requireFifo(form: ClaimFormName): Promise<DriverCapabilities> {
+    const caps = await this.requireForm(form);
+    if (!caps.fifo.includes(form))
+      this.skip(`the ${this.harness.name} driver does not keep FIFO groups in the ${formLabels[form]} form`);
+    return caps;
+  }
+
+  /** A table name of this test's own (`rc_<suite>_<random>`). */
+  uniqueName(): string {
+    return uniqueTableName(this.suite);
+  }
+
+  /**
+   * Defines a table named for this test in `form` with `shape`, creates it with the driver's
+   * `schemaSql`, and drops it after the test.
+   */
+  async table(form: ClaimFormName, shape: TableShape = {}): Promise<TableDefinition> {
+    return this.createTable(defineTable(describeTable(form, this.uniqueName(), shape)));
+  }
+
+  /** Defines `description` and creates it (dropped after the test). */
+  async tableFrom(description: TableDescription): Promise<TableDefinition> {
+    return this.createTable(defineTable(description));
+  }
+
+  /** Creates `table` with the driver's `schemaSql` on the harness's connection; dropped after the test. */
+  async createTable(table: TableDefinition): Promise<TableDefinition> {
+    this.#tables.push(table);
+    const driver = await this.#schema();
+    await this.harness.execute(driver.schemaSql(table));
+    return table;
+  }
+
+  /** Drops `table` after the test even though the test did not create it through the fixture. */
+  dropLater(table: TableDefinition): void {
+    this.#tables.push(table);
+  }
+
+  /** A broker on a new driver of its own (closed after the test). */
+  async broker(): Promise<Broker> {
+    const driver = await this.harness.createDriver();
+    const broker = createBroker({ driver, logger: this.logger });
+    this.#brokers.push(broker);
+    return broker;
+  }
+
+  /** The rows of `table` as a second connection sees them, ordered by id. */
+  rows(table: TableDefinition): Promise<Record<string, unknown>[]> {
+    return this.harness.readRows(table);
+  }
+
+  /** A gate opened at the latest when the test ends, so no handler outlives its test. */
+  gate(): Gate {
+    const gate = new Gate();
+    this.#gates.push(gate);
+    return gate;
+  }
+
+  /** Starts a child runner with the harness's `childDriverModule` (skipping the test when there is none). */
+  child(config: Omit<ChildConfig, "driverModule">): ChildRunner {
+    const driverModule = this.harness.childDriverModule;
+    if (driverModule === undefined) {
+      this.skip(
+        `the ${this.harness.name} harness gives no childDriverModule, so no child process can make the driver`,
+      );
+    }
+    const child = new ChildRunner({ ...config, driverModule });
+    this.#children.push(child);
+    return child;
+  }
+
+  /** Opens every gate, kills every child, closes every broker and drops every table of the test. */
+  async cleanup(): Promise<void> {
+    for (const gate of this.#gates) gate.open();
+    for (const child of this.#children) child.kill("SIGKILL");
+    await Promise.allSettled(this.#children.map((child) => child.exited));
+    await Promise.allSettled(this.#brokers.map((broker) => broker.close({ timeout: 2000 })));
+    if (this.#schemaDriver !== undefined) {
+      await this.#schemaDriver.then((driver) => driver.close()).catch(() => undefined);
+    }
+    const failures: unknown[] = [];
+    for (const table of this.#tables.reverse()) {
+      try {
+        await this.harness.dropTable(table);
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length > 0) throw new AggregateError(failures, `Dropping the test's tables failed.`);
+  }
+
+  #schema(): Promise<Driver> {
+    this.#schemaDriver ??= Promise.resolve(this.harness.createDriver());
+    return this.#schemaDriver;
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * {@link runConformance}: every sub-suite for one driver, in one `describe`.
+ *
+ * @module
+ */
+import { afterAll, describe } from "vitest";
+import { advisorySuite } from "./advisory.js";
+import { batchSuite } from "./batch.js";
+import { claimsSuite } from "./claims.js";
+import { concurrencySuite } from "./concurrency.js";
+import { crashSuite } from "./crash.js";
+import { declarationSuite } from "./declaration.js";
+import { errorsSuite } from "./errors.js";
+import { fifoSuite } from "./fifo.js";
+import type { ConformanceHarness } from "./harness.js";
+import { identifiersSuite } from "./identifiers.js";
+import { leaseSuite } from "./lease.js";
+import { outcomesSuite } from "./outcomes.js";
+import { payloadSuite } from "./payload.js";
+import { optOutCheck } from "./registry.js";
+import { shutdownSuite } from "./shutdown.js";
+import { transactionsSuite } from "./transactions.js";
+import { wakeSuite } from "./wake.js";
+
+/** Every sub-suite, by name, in the order {@link runConformance} registers them. */
+export const conformanceSuites = Object.freeze({
+  claims: claimsSuite,
+  outcomes: outcomesSuite,
+  lease: leaseSuite,
+  advisory: advisorySuite,
+  fifo: fifoSuite,
+  batch: batchSuite,
+  payload: payloadSuite,
+  transactions: transactionsSuite,
+  wake: wakeSuite,
+  shutdown: shutdownSuite,
+  concurrency: concurrencySuite,
+  crash: crashSuite,
+  declaration: declarationSuite,
+  errors: errorsSuite,
+  identifiers: identifiersSuite,
+} satisfies Record<string, (harness: ConformanceHarness) => void>);
+
+/**
+ * Registers the whole conformance suite for the driver `harness` describes, inside a
+ * `describe("rowclaim conformance: <name>")`. Call it at the top of (or inside) a vitest test
+ * file. Tests the driver's capabilities do not cover skip themselves with the reason; tests the
+ * harness opts out of (`harness.skip`) show its reason; `harness.close()` runs after every test.
+ *
+ * @example
+ * runConformance({
+ *   name: "mydb",
+ *   createDriver: () => createMyDriver(url),
+ *   execute: (sql) => admin.exec(sql),
+ *   readRows: (table) => admin.all(`SELECT * FROM "${table.name}" ORDER BY "${table.columns.id}"`),
+ *   dropTable: (table) => admin.exec(`DROP TABLE IF EXISTS "${table.name}"`),
+ * });
+ */
+export function runConformance(harness: ConformanceHarness): void {
+  describe(`rowclaim conformance: ${harness.name}`, () => {
+    optOutCheck(harness);
+    for (const suite of Object.values(conformanceSuites)) suite(harness);
+    afterAll(async () => {
+      await harness.close?.();
+    });
+  });
+}

@@ -1,0 +1,70 @@
+/**
+ * Wake-up: a publish wakes the table's subscriptions at once instead of leaving them to their
+ * next poll (in the same process always; from another process where the driver listens).
+ *
+ * @module
+ */
+import { describe, expect } from "vitest";
+import { isPublished } from "./child-process.js";
+import { type Seen, see } from "./deliveries.js";
+import type { ConformanceHarness } from "./harness.js";
+import { conformanceTest, optOutCheck } from "./registry.js";
+import { allForms } from "./tables.js";
+import { pause, waitFor } from "./wait.js";
+
+const SUITE = "wake";
+
+/** A poll interval no test waits out: a delivery well before it came from a wake-up. */
+const LONG_POLL_MS = 120_000;
+
+/** Registers the wake-up sub-suite. */
+export function wakeSuite(harness: ConformanceHarness): void {
+  optOutCheck(harness);
+  describe("wake-up", () => {
+    for (const form of allForms) {
+      conformanceTest(
+        harness,
+        SUITE,
+        `[${form}] a publish in the same process wakes a subscription with a long pollInterval at once`,
+        async (fx) => {
+          await fx.requireForm(form);
+          const table = await fx.table(form);
+          const broker = await fx.broker();
+          const seen: Seen[] = [];
+          await broker.subscribe(table, (delivery) => void see(seen, delivery), {
+            pollInterval: LONG_POLL_MS,
+          });
+          // Let the subscription's first claim (which finds nothing) end and its wait begin.
+          await pause(300);
+          const publishedAt = Date.now();
+          await broker.publish(table, "wake up");
+          await waitFor("the woken subscription's delivery", () => seen.length > 0, { timeoutMs: 10_000 });
+          expect((seen[0]?.at ?? Number.POSITIVE_INFINITY) - publishedAt).toBeLessThan(LONG_POLL_MS / 10);
+        },
+      );
+    }
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "a publish from another process wakes a subscription with a long pollInterval",
+      async (fx) => {
+        const caps = await fx.capabilities();
+        if (!caps.crossProcessWake)
+          return fx.skip(
+            `the ${harness.name} driver does not wake other processes (crossProcessWake is false)`,
+          );
+        const form = caps.forms[0] ?? "lease";
+        const table = await fx.table(form);
+        const broker = await fx.broker();
+        const seen: Seen[] = [];
+        await broker.subscribe(table, (delivery) => void see(seen, delivery), { pollInterval: LONG_POLL_MS });
+        await pause(300);
+        const child = fx.child({ table: table.description, mode: "publish", payloads: ["from afar"] });
+        await child.next("its publish", isPublished);
+        await waitFor("the woken subscription's delivery", () => seen.length > 0, { timeoutMs: 15_000 });
+        expect(seen[0]?.payload).toBe("from afar");
+      },
+    );
+  });
+}

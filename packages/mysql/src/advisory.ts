@@ -1,0 +1,156 @@
+/**
+ * The advisory lock form on MySQL/MariaDB. A claim selects claimable rows in claim order with
+ * their lock names, leaving out names another session holds (`IS_USED_LOCK(name) IS NULL`), and
+ * more of them than it needs. For each distinct name it checks a connection out of the pool and
+ * runs `GET_LOCK(name, 0)`, which never waits: 0 releases the connection and passes over; 1 takes
+ * the row while it is still claimable (`attempt + 1`, then reads it), or unlocks and passes over
+ * when it no longer is. The connection, holding the lock, stays with the delivery: the settlement
+ * runs on it, then `RELEASE_LOCK(name)`; a release the server does not confirm closes the
+ * connection. A key belongs to the server, not the table: two tables whose keys match wait for
+ * each other. The lock name is built in one place, `lockNameExpression` in `sql.ts`.
+ *
+ * @module
+ */
+import type {
+  AdvisoryClaimer,
+  AdvisoryToken,
+  Claimed,
+  ClaimedRow,
+  ClaimRequest,
+  RowId,
+  Settlement,
+} from "@rowclaim/core";
+import { toClaimedRow } from "./claimed-row.js";
+import type { ClaimerContext } from "./claimer-context.js";
+import { type ConnectionLike, letGo, matchedRows, run, selectRows } from "./client.js";
+import { classifyError, normalizeError } from "./normalize-error.js";
+import { withDeadlockRetry } from "./retry.js";
+import { applySettlement } from "./settle.js";
+import { lockSql, type SettlementStatements } from "./sql.js";
+
+/** The advisory token: the connection holding the lock and the lock name (which `key` also holds). */
+export interface MysqlAdvisoryToken extends AdvisoryToken {
+  readonly connection: ConnectionLike;
+  /** The `GET_LOCK` name: database, `.`, key; or its SHA-256 past 64 characters. */
+  readonly lockName: string;
+}
+
+/** How many more candidates than `limit` a claim reads, so that names taken meanwhile can be passed over. */
+const candidateFactor = 3;
+
+/** The advisory lock claimer of one subscription. */
+export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken> {
+  readonly form = "advisory" as const;
+  readonly #context: ClaimerContext;
+  readonly #settlements: SettlementStatements;
+
+  constructor(context: ClaimerContext) {
+    this.#context = context;
+    this.#settlements = context.statements.settlements({ countAttempt: false, tokenGuard: false });
+  }
+
+  async claim({ limit, now }: ClaimRequest): Promise<readonly Claimed<MysqlAdvisoryToken>[]> {
+    const { pool, table, statements, logger } = this.#context;
+    let candidates: unknown[][];
+    try {
+      const select = statements.advisoryCandidates(now, limit * candidateFactor + 1);
+      candidates = await selectRows(pool, select.sql, select.values);
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation: "advisory claim" });
+    }
+    const claimed: Claimed<MysqlAdvisoryToken>[] = [];
+    const tried = new Set<string>();
+    for (const [id, name] of candidates) {
+      if (claimed.length >= limit) break;
+      const lockName = String(name);
+      if (tried.has(lockName)) continue;
+      tried.add(lockName);
+      try {
+        const taken = await this.#take(id as RowId, lockName, now);
+        if (taken !== null) claimed.push(taken);
+      } catch (error) {
+        if (claimed.length === 0)
+          throw normalizeError(error, { table: table.name, operation: "advisory claim" });
+        logger.error(
+          `Table "${table.name}" (advisory lock form): taking a row failed; going on with the rows already taken.`,
+          { error },
+        );
+        break;
+      }
+    }
+    return claimed;
+  }
+
+  /** Locks `lockName` on a connection of its own and takes row `id` while it is still claimable; `null` to pass over. */
+  async #take(id: RowId, lockName: string, now: Date): Promise<Claimed<MysqlAdvisoryToken> | null> {
+    const { pool, table, statements } = this.#context;
+    const connection = await pool.getConnection();
+    let locked = false;
+    try {
+      const got = await selectRows(connection, lockSql.get, [lockName]);
+      if (Number(got[0]?.[0]) !== 1) {
+        letGo(connection, false);
+        return null;
+      }
+      locked = true;
+      const take = statements.advisoryTake(id, now);
+      if (take !== null) {
+        const matched = await withDeadlockRetry(async () =>
+          matchedRows(await run(connection, take.sql, take.values)),
+        );
+        if (matched === 0) {
+          await unlock(connection, lockName);
+          return null;
+        }
+      }
+      const read = statements.advisoryRead(id, now);
+      const rows = await selectRows(connection, read.sql, read.values);
+      const values = rows[0];
+      if (values === undefined) {
+        await unlock(connection, lockName);
+        return null;
+      }
+      const row = toClaimedRow(table, values, take === null ? 0 : 1);
+      return { row, token: Object.freeze({ form: "advisory", key: lockName, lockName, connection }) };
+    } catch (error) {
+      // Closing the session drops its lock with it.
+      letGo(connection, locked || classifyError(error).connectionLost);
+      throw error;
+    }
+  }
+
+  async settle(token: MysqlAdvisoryToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
+    try {
+      await applySettlement(token.connection, this.#settlements, settlement, row.id, undefined, "autocommit");
+    } catch (error) {
+      // The lock goes with the session: close it rather than leave the key held.
+      letGo(token.connection, true);
+      throw normalizeError(error, {
+        table: this.#context.table.name,
+        operation: `advisory ${settlement.kind}`,
+      });
+    }
+    await unlock(token.connection, token.lockName);
+  }
+
+  release(token: MysqlAdvisoryToken): Promise<void> {
+    return unlock(token.connection, token.lockName);
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * `RELEASE_LOCK(name)`, then returns the connection to its pool; a release that does not return
+ * 1 (or fails) closes the connection instead, which drops any lock it still holds.
+ */
+async function unlock(connection: ConnectionLike, lockName: string): Promise<void> {
+  let released = false;
+  try {
+    const rows = await selectRows(connection, lockSql.release, [lockName]);
+    released = Number(rows[0]?.[0]) === 1;
+  } catch {
+    released = false;
+  }
+  letGo(connection, !released);
+}

@@ -1,0 +1,136 @@
+/**
+ * The lease form on MySQL/MariaDB. A claim is one short transaction at READ COMMITTED (unless the
+ * table names a level): a locking select of due rows (`FOR UPDATE SKIP LOCKED`, claim order,
+ * LIMIT), one UPDATE of those rows writing the host's expiry into lockedUntil and `attempt + 1`,
+ * a read back (neither MySQL nor MariaDB 10.11 has `UPDATE … RETURNING`), then COMMIT: the
+ * handler runs with no connection held. Extensions and settlements apply only
+ * `WHERE id = ? AND lockedUntil = <token>`; a settlement that matches no row fails with
+ * `LEASE_LOST` and changes nothing.
+ *
+ * @module
+ */
+import {
+  type Claimed,
+  type LeaseClaimer,
+  type LeaseClaimRequest,
+  LeaseLostError,
+  type LeaseToken,
+  type RowId,
+  type Settlement,
+} from "@rowclaim/core";
+import { toClaimedRow } from "./claimed-row.js";
+import type { ClaimerContext } from "./claimer-context.js";
+import { letGo, matchedRows, run, selectRows } from "./client.js";
+import { leaseFifoHead } from "./fifo.js";
+import { classifyError, normalizeError } from "./normalize-error.js";
+import { withDeadlockRetry } from "./retry.js";
+import { applySettlement } from "./settle.js";
+import type { SettlementStatements } from "./sql.js";
+import { beginAt, commitAndRelease, rollbackAndRelease } from "./transaction.js";
+
+/** The lease claimer of one subscription. */
+export class MysqlLeaseClaimer implements LeaseClaimer {
+  readonly form = "lease" as const;
+  readonly #context: ClaimerContext;
+  readonly #settlements: SettlementStatements;
+
+  constructor(context: ClaimerContext) {
+    this.#context = context;
+    this.#settlements = context.statements.settlements({ countAttempt: false, tokenGuard: true });
+  }
+
+  claim(request: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
+    return withDeadlockRetry(() => this.#claimOnce(request));
+  }
+
+  async #claimOnce({ limit, now, expiry }: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
+    const { pool, table, statements } = this.#context;
+    const connection = await pool.getConnection();
+    try {
+      await beginAt(connection, table.isolation ?? "read committed");
+      let ids: unknown[];
+      if (table.fifo) {
+        const head = await leaseFifoHead(connection, statements, now);
+        ids = head === null ? [] : [head];
+      } else {
+        const select = statements.leaseSelect(now, limit);
+        ids = (await selectRows(connection, select.sql, select.values)).map((row) => row[0]);
+      }
+      if (ids.length === 0) {
+        await commitAndRelease(connection);
+        return [];
+      }
+      const take = statements.leaseTake(ids, expiry);
+      await run(connection, take.sql, take.values);
+      const read = statements.readRows(ids);
+      const rows = await selectRows(connection, read.sql, read.values);
+      await commitAndRelease(connection);
+      const token: LeaseToken = Object.freeze({ form: "lease", expiry });
+      return rows.map((values) => ({ row: toClaimedRow(table, values, 1), token }));
+    } catch (error) {
+      await rollbackAndRelease(connection, error).catch(() => undefined);
+      throw normalizeError(error, { table: table.name, operation: "lease claim" });
+    }
+  }
+
+  async extend(
+    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
+    expiry: Date,
+  ): Promise<readonly (LeaseToken | null)[]> {
+    const { pool, statements, table } = this.#context;
+    const connection = await pool.getConnection();
+    let broken = false;
+    try {
+      const next: LeaseToken = Object.freeze({ form: "lease", expiry });
+      const tokens: (LeaseToken | null)[] = [];
+      for (const { id, token } of held) {
+        const bound = statements.leaseExtend(id, token.expiry, expiry);
+        const matched = await withDeadlockRetry(async () =>
+          matchedRows(await run(connection, bound.sql, bound.values)),
+        );
+        tokens.push(matched === 0 ? null : next);
+      }
+      return tokens;
+    } catch (error) {
+      broken = classifyError(error).connectionLost;
+      throw normalizeError(error, { table: table.name, operation: "lease extension" });
+    } finally {
+      letGo(connection, broken);
+    }
+  }
+
+  async settle(id: RowId, token: LeaseToken, settlement: Settlement): Promise<void> {
+    const { pool, table } = this.#context;
+    let matched: number;
+    try {
+      if (settlement.kind === "moveToTable") {
+        const connection = await pool.getConnection();
+        let broken = false;
+        try {
+          matched = await withDeadlockRetry(() =>
+            applySettlement(connection, this.#settlements, settlement, id, token.expiry, "autocommit"),
+          );
+        } catch (error) {
+          broken = true;
+          throw error;
+        } finally {
+          letGo(connection, broken);
+        }
+      } else {
+        matched = await withDeadlockRetry(() =>
+          applySettlement(pool, this.#settlements, settlement, id, token.expiry, "autocommit"),
+        );
+      }
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation: `lease ${settlement.kind}` });
+    }
+    if (matched === 0) {
+      throw new LeaseLostError(
+        `Table "${table.name}" (lease form): row ${String(id)} no longer holds this delivery's lease (expiry ${token.expiry.toISOString()}), so its ${settlement.kind} changed nothing: the lease ran out and another claim took the row, or the row is gone. Make the lease longer than the handler can stall, or keep lease extension on.`,
+        { table: table.name },
+      );
+    }
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,123 @@
+/**
+ * Maps MySQL/MariaDB errors (by `errno`, or the client's `code` for lost connections) onto
+ * rowclaim's stable codes and onto what the driver does about them.
+ *
+ * @module
+ */
+import { type BrokerErrorCode, InvalidArgumentError, SchemaError } from "@rowclaim/core";
+
+/** What the driver does about a native error. */
+export interface ErrorClass {
+  /** The rowclaim code it becomes, or `undefined` to pass the native error on as it is. */
+  readonly code: BrokerErrorCode | undefined;
+  /** A deadlock or a lock wait timeout: the claim's transaction is retried (bounded). */
+  readonly retryable: boolean;
+  /** The row is locked by another session and the statement would not wait (`NOWAIT`). */
+  readonly lockNotAvailable: boolean;
+  /** The session is gone (killed, network): the connection must be destroyed, not reused. */
+  readonly connectionLost: boolean;
+}
+
+const plain: ErrorClass = Object.freeze({
+  code: undefined,
+  retryable: false,
+  lockNotAvailable: false,
+  connectionLost: false,
+});
+
+/** The errors the driver knows, by server errno. */
+export const errnoClasses: Readonly<Record<number, ErrorClass>> = Object.freeze({
+  /** ER_NO_SUCH_TABLE */
+  1146: { ...plain, code: "SCHEMA" },
+  /** ER_BAD_FIELD_ERROR (unknown column) */
+  1054: { ...plain, code: "SCHEMA" },
+  /** ER_BAD_DB_ERROR (unknown database) */
+  1049: { ...plain, code: "SCHEMA" },
+  /** ER_BAD_TABLE_ERROR */
+  1051: { ...plain, code: "SCHEMA" },
+  /** ER_WRONG_VALUE_COUNT_ON_ROW (dead-letter table with other columns) */
+  1136: { ...plain, code: "SCHEMA" },
+  /** ER_BAD_NULL_ERROR */
+  1048: { ...plain, code: "INVALID_ARGUMENT" },
+  /** ER_DATA_TOO_LONG */
+  1406: { ...plain, code: "INVALID_ARGUMENT" },
+  /** ER_TRUNCATED_WRONG_VALUE_FOR_FIELD (for example a string that is not valid in the column's charset) */
+  1366: { ...plain, code: "INVALID_ARGUMENT" },
+  /** ER_WARN_DATA_OUT_OF_RANGE */
+  1264: { ...plain, code: "INVALID_ARGUMENT" },
+  /** ER_INVALID_JSON_TEXT (MySQL JSON column) */
+  3140: { ...plain, code: "INVALID_ARGUMENT" },
+  /** ER_CONSTRAINT_FAILED (MariaDB CHECK, e.g. json_valid on a JSON column) */
+  4025: { ...plain, code: "INVALID_ARGUMENT" },
+  /** ER_LOCK_DEADLOCK: the transaction was rolled back. */
+  1213: { ...plain, retryable: true },
+  /** ER_LOCK_WAIT_TIMEOUT; MariaDB also raises it for a NOWAIT read of a locked row. */
+  1205: { ...plain, retryable: true, lockNotAvailable: true },
+  /** ER_LOCK_NOWAIT (MySQL 8) */
+  3572: { ...plain, lockNotAvailable: true },
+  /** ER_QUERY_INTERRUPTED / ER_CONNECTION_KILLED */
+  1317: { ...plain, connectionLost: true },
+  1927: { ...plain, connectionLost: true },
+  /** ER_SERVER_SHUTDOWN */
+  1053: { ...plain, connectionLost: true },
+  /** CR_SERVER_GONE_ERROR, CR_SERVER_LOST */
+  2006: { ...plain, connectionLost: true },
+  2013: { ...plain, connectionLost: true },
+  /** ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8: idle session closed) */
+  4031: { ...plain, connectionLost: true },
+});
+
+const lostCodes = new Set([
+  "PROTOCOL_CONNECTION_LOST",
+  "ECONNRESET",
+  "EPIPE",
+  "ECONNREFUSED",
+  "ETIMEDOUT",
+  "PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR",
+]);
+
+/** How the driver treats `error`. */
+export function classifyError(error: unknown): ErrorClass {
+  if (typeof error !== "object" || error === null) return plain;
+  const { errno, code, fatal } = error as { errno?: unknown; code?: unknown; fatal?: unknown };
+  const known = typeof errno === "number" ? errnoClasses[errno] : undefined;
+  if (known !== undefined) return known;
+  if ((typeof code === "string" && lostCodes.has(code)) || fatal === true)
+    return { ...plain, connectionLost: true };
+  return plain;
+}
+
+/** Where an error happened, for the message. */
+export interface ErrorContext {
+  readonly table: string;
+  /** The claim form or operation, for example "lease form" or "publish". */
+  readonly operation: string;
+  /** The statement that failed. */
+  readonly statement?: string;
+}
+
+/**
+ * Turns a native error into rowclaim's error where one fits (`SchemaError` for a missing table
+ * or column, `InvalidArgumentError` for a value the column refuses); returns any other error
+ * as it is. The native error is the `cause`.
+ */
+export function normalizeError(error: unknown, context: ErrorContext): unknown {
+  const { code } = classifyError(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === "SCHEMA") {
+    return new SchemaError(
+      `Table "${context.table}" (${context.operation}): the database refused a statement because a table or column is missing: ${message}. Create the table with the driver's schemaSql(), or add the column.`,
+      { table: context.table, statement: context.statement, cause: error },
+    );
+  }
+  if (code === "INVALID_ARGUMENT") {
+    return new InvalidArgumentError(
+      `Table "${context.table}" (${context.operation}): the database refused a value: ${message}.`,
+      {
+        table: context.table,
+        cause: error,
+      },
+    );
+  }
+  return error;
+}

@@ -1,0 +1,104 @@
+/**
+ * The row lock form on MySQL/MariaDB: the claim's transaction opens at READ COMMITTED unless the
+ * table names a level (so it locks the rows it takes and not the gaps between them: publishers
+ * are not blocked), selects due rows `FOR UPDATE SKIP LOCKED` in claim order, and stays open on
+ * its connection while the handlers run. Each settlement is a statement inside it (counting the
+ * attempt where the row stays); the batch then commits. A crash rolls everything back: the rows
+ * are due at once and no attempt is spent.
+ *
+ * @module
+ */
+import type {
+  ClaimedRow,
+  ClaimRequest,
+  RowLockBatch,
+  RowLockClaimer,
+  RowLockToken,
+  Settlement,
+} from "@rowclaim/core";
+import { toClaimedRow } from "./claimed-row.js";
+import type { ClaimerContext } from "./claimer-context.js";
+import { type ConnectionLike, selectRows } from "./client.js";
+import { rowLockFifoHead } from "./fifo.js";
+import { normalizeError } from "./normalize-error.js";
+import { withDeadlockRetry } from "./retry.js";
+import { applySettlement } from "./settle.js";
+import type { SettlementStatements } from "./sql.js";
+import { beginAt, commitAndRelease, rollbackAndRelease } from "./transaction.js";
+
+/** The row lock token: the connection whose open transaction locked the batch's rows. */
+export interface MysqlRowLockToken extends RowLockToken {
+  readonly connection: ConnectionLike;
+}
+
+/** The row lock claimer of one subscription. */
+export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
+  readonly form = "rowLock" as const;
+  readonly #context: ClaimerContext;
+  readonly #settlements: SettlementStatements;
+
+  constructor(context: ClaimerContext) {
+    this.#context = context;
+    this.#settlements = context.statements.settlements({ countAttempt: true, tokenGuard: false });
+  }
+
+  claim(request: ClaimRequest): Promise<RowLockBatch<MysqlRowLockToken> | null> {
+    return withDeadlockRetry(() => this.#claimOnce(request));
+  }
+
+  async #claimOnce({ limit, now }: ClaimRequest): Promise<RowLockBatch<MysqlRowLockToken> | null> {
+    const { pool, table, statements } = this.#context;
+    const connection = await pool.getConnection();
+    try {
+      await beginAt(connection, table.isolation ?? "read committed");
+      let rows: unknown[][];
+      if (table.fifo) {
+        const head = await rowLockFifoHead(connection, statements, now);
+        const read = head === null ? undefined : statements.readRows([head]);
+        rows = read === undefined ? [] : await selectRows(connection, read.sql, read.values);
+      } else {
+        const select = statements.rowLockClaim(now, limit);
+        rows = await selectRows(connection, select.sql, select.values);
+      }
+      if (rows.length === 0) {
+        await commitAndRelease(connection);
+        return null;
+      }
+      return {
+        rows: rows.map((values) => toClaimedRow(table, values, 0)),
+        token: { form: "rowLock", connection },
+      };
+    } catch (error) {
+      await rollbackAndRelease(connection, error).catch(() => undefined);
+      throw normalizeError(error, { table: table.name, operation: "row lock claim" });
+    }
+  }
+
+  async settle(token: MysqlRowLockToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
+    try {
+      await applySettlement(
+        token.connection,
+        this.#settlements,
+        settlement,
+        row.id,
+        undefined,
+        "inTransaction",
+      );
+    } catch (error) {
+      throw normalizeError(error, {
+        table: this.#context.table.name,
+        operation: `row lock ${settlement.kind}`,
+      });
+    }
+  }
+
+  commit(token: MysqlRowLockToken): Promise<void> {
+    return commitAndRelease(token.connection);
+  }
+
+  rollback(token: MysqlRowLockToken): Promise<void> {
+    return rollbackAndRelease(token.connection);
+  }
+
+  async close(): Promise<void> {}
+}

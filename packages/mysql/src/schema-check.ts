@@ -1,0 +1,62 @@
+/**
+ * The startup check of a subscription: the table and every described column exist (and the
+ * dead-letter table, where the table names one), read from `information_schema.COLUMNS` for the
+ * table's schema or the connection's database.
+ *
+ * @module
+ */
+import { SchemaError, type TableDefinition } from "@rowclaim/core";
+import { type QueryableLike, selectRows } from "./client.js";
+import { columnsSql } from "./sql.js";
+
+/**
+ * Checks `tableName` (in the table's schema) has every column `table` describes.
+ *
+ * @param statement the statement that needs the columns, named in the error.
+ * @param role what the table is for, in the error ("table", "dead-letter table").
+ * @throws {SchemaError} naming the table, the column and the statement.
+ */
+export async function checkColumns(
+  client: QueryableLike,
+  table: TableDefinition,
+  tableName: string,
+  statement: string,
+  role: string,
+): Promise<void> {
+  const rows = await selectRows(client, columnsSql, [table.schema ?? null, tableName]);
+  const present = new Set(rows.map((row) => String(row[0]).toLowerCase()));
+  const where = table.schema === undefined ? "the connection's database" : `database "${table.schema}"`;
+  if (present.size === 0) {
+    throw new SchemaError(
+      `Table "${table.name}" (${table.form} form): the ${role} "${tableName}" does not exist in ${where}. Create it (the driver's schemaSql() gives the statement) before subscribing.`,
+      { table: table.name, statement },
+    );
+  }
+  for (const column of table.allColumns) {
+    if (!present.has(column.toLowerCase())) {
+      throw new SchemaError(
+        `Table "${table.name}" (${table.form} form): the ${role} "${tableName}" has no column "${column}", which the description names and this statement needs: ${statement}. Add the column or fix the description.`,
+        { table: table.name, column, statement },
+      );
+    }
+  }
+}
+
+/** Checks the table and, where its dead letter names a table, that table too. */
+export async function checkSchema(
+  client: QueryableLike,
+  table: TableDefinition,
+  claimStatement: string,
+  deadLetterStatement?: string,
+): Promise<void> {
+  await checkColumns(client, table, table.name, claimStatement, "table");
+  if (table.deadLetter !== undefined && "table" in table.deadLetter) {
+    await checkColumns(
+      client,
+      table,
+      table.deadLetter.table,
+      deadLetterStatement ?? claimStatement,
+      "dead-letter table",
+    );
+  }
+}

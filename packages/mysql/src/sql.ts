@@ -1,0 +1,532 @@
+/**
+ * Every SQL statement of the MySQL/MariaDB driver, and the backtick quoting of identifiers.
+ * Statement text is built once per subscription (when `open()` runs) from the table's quoted
+ * identifiers; values always travel as parameters. Where MySQL and MariaDB differ (publish
+ * returns ids with `INSERT … RETURNING` on MariaDB, from `insertId` on MySQL; the error a
+ * `NOWAIT` read raises), the variant is picked by {@link ServerFamily}.
+ *
+ * @module
+ */
+import { DeclarationError, type IsolationLevel, type PublishRow, type TableDefinition } from "@rowclaim/core";
+import type { ServerFamily } from "./version.js";
+
+/** A statement's text and the values of its placeholders. */
+export interface Bound {
+  readonly sql: string;
+  readonly values: unknown[];
+}
+
+/**
+ * Quotes an identifier in backticks, doubling any backtick inside it.
+ *
+ * @throws {DeclarationError} for a name MySQL cannot hold: empty, longer than 64 characters,
+ * holding a NUL character, or ending with a space.
+ */
+export function quoteIdentifier(name: string, table?: string): string {
+  const problem =
+    name.length === 0
+      ? "is empty"
+      : [...name].length > 64
+        ? "is longer than 64 characters"
+        : name.includes("\u0000")
+          ? "holds a NUL character"
+          : name.endsWith(" ")
+            ? "ends with a space"
+            : undefined;
+  if (problem !== undefined) {
+    throw new DeclarationError(
+      `${table === undefined ? "" : `Table "${table}": `}the identifier ${JSON.stringify(name)} ${problem}, which MySQL and MariaDB do not allow in a table, column or database name. Rename it.`,
+      table === undefined ? {} : { table },
+    );
+  }
+  return `\`${name.replaceAll("`", "``")}\``;
+}
+
+/** The quoted, schema-qualified name of a table (`schema`.`name`, or `name` in the connection's database). */
+export function quoteTable(name: string, schema: string | undefined, tableForErrors: string = name): string {
+  const quoted = quoteIdentifier(name, tableForErrors);
+  return schema === undefined ? quoted : `${quoteIdentifier(schema, tableForErrors)}.${quoted}`;
+}
+
+/** The quoted name of a described table. */
+export function quoteDefinedTable(table: TableDefinition): string {
+  return quoteTable(table.name, table.schema);
+}
+
+const levels: Readonly<Record<IsolationLevel, string>> = {
+  "read uncommitted": "READ UNCOMMITTED",
+  "read committed": "READ COMMITTED",
+  "repeatable read": "REPEATABLE READ",
+  serializable: "SERIALIZABLE",
+};
+
+/** Transaction control. */
+export const transactionSql = Object.freeze({
+  /** Sets the level of the next transaction only. */
+  isolation: (level: IsolationLevel): string => `SET TRANSACTION ISOLATION LEVEL ${levels[level]}`,
+  begin: "START TRANSACTION",
+  commit: "COMMIT",
+  rollback: "ROLLBACK",
+});
+
+/** Server facts read at open: version, the auto-increment step (publish ids on MySQL), the connection's database. */
+export const serverInfoSql = "SELECT VERSION(), @@auto_increment_increment, DATABASE()";
+
+/** The columns a table has, for the startup check. Values: schema (or null for the connection's database), table name. */
+export const columnsSql =
+  "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?";
+
+/** Advisory lock functions. Values: the lock name. */
+export const lockSql = Object.freeze({
+  /** 1: locked; 0: another session holds it; never waits. */
+  get: "SELECT GET_LOCK(?, 0)",
+  /** 1: released; 0 or NULL: this session did not hold it. */
+  release: "SELECT RELEASE_LOCK(?)",
+  /** The session id holding the name, or NULL. */
+  usedBy: "SELECT IS_USED_LOCK(?)",
+});
+
+/** How a form's settlements are written. */
+export interface SettlementStyle {
+  /** Row lock form: every settlement that keeps the row writes `attempt + 1`. */
+  readonly countAttempt: boolean;
+  /** Lease form: every settlement applies only `WHERE lockedUntil = <token>`. */
+  readonly tokenGuard: boolean;
+}
+
+/**
+ * The statements of one subscription (table + group), built once when it opens. Methods only
+ * put values beside the prebuilt text.
+ */
+export class TableStatements {
+  /** The described columns, quoted, in `allColumns` order: what every row read selects. */
+  readonly selectList: string;
+  /** The quoted table. */
+  readonly target: string;
+  readonly #table: TableDefinition;
+  readonly #q: (column: string) => string;
+  readonly #id: string;
+  readonly #orderBy: string;
+  readonly #claimable: string;
+  readonly #groupValues: unknown[];
+  readonly #scope: string;
+  readonly #hasDue: boolean;
+  readonly #hasFree: boolean;
+  readonly #dueExpr: string;
+
+  constructor(table: TableDefinition, group: string | null) {
+    this.#table = table;
+    const q = (column: string): string => quoteIdentifier(column, table.name);
+    this.#q = q;
+    const c = table.columns;
+    this.target = quoteDefinedTable(table);
+    this.#id = q(c.id);
+    this.selectList = table.allColumns.map(q).join(", ");
+    this.#orderBy = `ORDER BY ${[c.priority, c.runAt, c.id]
+      .filter((column): column is string => column !== undefined)
+      .map((column) => `${q(column)} ASC`)
+      .join(", ")}`;
+    const groupSql =
+      c.group === undefined ? undefined : group === null ? `${q(c.group)} IS NULL` : `${q(c.group)} = ?`;
+    this.#groupValues = c.group !== undefined && group !== null ? [group] : [];
+    const unfinished = c.processedAt === undefined ? undefined : `${q(c.processedAt)} IS NULL`;
+    this.#hasDue = c.runAt !== undefined;
+    this.#dueExpr = c.runAt === undefined ? "1" : `(${q(c.runAt)} IS NULL OR ${q(c.runAt)} <= ?)`;
+    const due = c.runAt === undefined ? undefined : this.#dueExpr;
+    this.#hasFree = c.lockedUntil !== undefined;
+    const free =
+      c.lockedUntil === undefined ? undefined : `(${q(c.lockedUntil)} IS NULL OR ${q(c.lockedUntil)} <= ?)`;
+    this.#scope = and([groupSql, unfinished]);
+    this.#claimable = and([groupSql, unfinished, due, free]);
+  }
+
+  /** Values of the claimable condition (group, then `now` for runAt and lockedUntil). */
+  #claimableValues(now: Date): unknown[] {
+    return [...this.#groupValues, ...(this.#hasDue ? [now] : []), ...(this.#hasFree ? [now] : [])];
+  }
+
+  // ---- row lock -------------------------------------------------------------------------
+
+  /** Row lock claim: locks up to `limit` claimable rows in claim order, passing over locked ones. */
+  rowLockClaim(now: Date, limit: number): Bound {
+    return {
+      sql: this.#memo(
+        "rowLockClaimSql",
+        () =>
+          `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#claimable} ${this.#orderBy} LIMIT ? FOR UPDATE SKIP LOCKED`,
+      ),
+      values: [...this.#claimableValues(now), limit],
+    };
+  }
+
+  /**
+   * Row lock FIFO guard: locks every unfinished row of the group, in claim order, without
+   * waiting. A row in work is locked by its delivery's open transaction, so the read fails
+   * (MariaDB 1205, MySQL 3572) while any row of the group is in work. Columns: id, due.
+   */
+  rowLockFifoGuard(now: Date): Bound {
+    return {
+      sql: this.#memo(
+        "rowLockGuardSql",
+        () =>
+          `SELECT ${this.#id}, ${this.#dueExpr} FROM ${this.target} WHERE ${this.#scope} ${this.#orderBy} FOR UPDATE NOWAIT`,
+      ),
+      values: [...(this.#hasDue ? [now] : []), ...this.#groupValues],
+    };
+  }
+
+  /** Reads rows by id (already locked or taken by this claim), in claim order. */
+  readRows(ids: readonly unknown[]): Bound {
+    return {
+      sql: this.#memo(
+        "readRowsSql",
+        () => `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#id} IN (?) ${this.#orderBy}`,
+      ),
+      values: [ids],
+    };
+  }
+
+  // ---- lease ----------------------------------------------------------------------------
+
+  /** Lease claim, first step: locks up to `limit` claimable rows' ids in claim order, passing over locked ones. */
+  leaseSelect(now: Date, limit: number): Bound {
+    return {
+      sql: this.#memo(
+        "leaseSelectSql",
+        () =>
+          `SELECT ${this.#id} FROM ${this.target} WHERE ${this.#claimable} ${this.#orderBy} LIMIT ? FOR UPDATE SKIP LOCKED`,
+      ),
+      values: [...this.#claimableValues(now), limit],
+    };
+  }
+
+  /** Lease claim, second step: writes the expiry and counts the attempt on the locked rows. */
+  leaseTake(ids: readonly unknown[], expiry: Date): Bound {
+    const c = this.#table.columns;
+    const leaseTakeSql = this.#memo(
+      "leaseTakeSql",
+      () =>
+        `UPDATE ${this.target} SET ${this.#q(required(c.lockedUntil))} = ?${
+          c.attempt === undefined ? "" : `, ${this.#q(c.attempt)} = ${this.#q(c.attempt)} + 1`
+        } WHERE ${this.#id} IN (?)`,
+    );
+    return { sql: leaseTakeSql, values: [expiry, ids] };
+  }
+
+  /**
+   * Lease FIFO guard: a locking read of every unfinished row of the group in claim order
+   * (waiting for a concurrent claim of the group to commit). Columns: id, due, in work (its
+   * lease runs past `now`).
+   */
+  leaseFifoGuard(now: Date): Bound {
+    const lockedUntil = this.#q(required(this.#table.columns.lockedUntil));
+    const leaseGuardSql = this.#memo(
+      "leaseGuardSql",
+      () =>
+        `SELECT ${this.#id}, ${this.#dueExpr}, (${lockedUntil} IS NOT NULL AND ${lockedUntil} > ?) FROM ${this.target} WHERE ${this.#scope} ${this.#orderBy} FOR UPDATE`,
+    );
+    return { sql: leaseGuardSql, values: [...(this.#hasDue ? [now] : []), now, ...this.#groupValues] };
+  }
+
+  /** Moves one lease from `token` to `expiry`; matches nothing when the row holds another token. */
+  leaseExtend(id: unknown, token: Date, expiry: Date): Bound {
+    const lockedUntil = this.#q(required(this.#table.columns.lockedUntil));
+    const extendSql = this.#memo(
+      "extendSql",
+      () => `UPDATE ${this.target} SET ${lockedUntil} = ? WHERE ${this.#id} = ? AND ${lockedUntil} = ?`,
+    );
+    return { sql: extendSql, values: [expiry, id, token] };
+  }
+
+  // ---- advisory -------------------------------------------------------------------------
+
+  /**
+   * Advisory candidates: claimable rows in claim order with their lock names, leaving out
+   * names another session holds. Columns: id, lock name. See {@link lockNameExpression}.
+   */
+  advisoryCandidates(now: Date, limit: number): Bound {
+    if (this.#lockName === undefined) this.#lockName = lockNameExpression(this.#table, this.#q);
+    const name = this.#lockName;
+    const candidatesSql = this.#memo(
+      "candidatesSql",
+      () =>
+        `SELECT ${this.#id}, ${name.sql} FROM ${this.target} WHERE ${this.#claimable} AND IS_USED_LOCK(${name.sql}) IS NULL ${this.#orderBy} LIMIT ?`,
+    );
+    return {
+      sql: candidatesSql,
+      values: [...name.values, ...this.#claimableValues(now), ...name.values, limit],
+    };
+  }
+
+  /**
+   * Advisory take: counts the attempt while the row is still claimable. `null` for a table
+   * without an attempt column (the read then checks it is claimable).
+   */
+  advisoryTake(id: unknown, now: Date): Bound | null {
+    const attempt = this.#table.columns.attempt;
+    if (attempt === undefined) return null;
+    const takeSql = this.#memo(
+      "takeSql",
+      () =>
+        `UPDATE ${this.target} SET ${this.#q(attempt)} = ${this.#q(attempt)} + 1 WHERE ${this.#id} = ? AND ${this.#claimable}`,
+    );
+    return { sql: takeSql, values: [id, ...this.#claimableValues(now)] };
+  }
+
+  /** Advisory read after the take (or, without an attempt column, the take itself: the row while claimable). */
+  advisoryRead(id: unknown, now: Date): Bound {
+    if (this.#table.columns.attempt !== undefined) {
+      const advisoryReadSql = this.#memo(
+        "advisoryReadSql",
+        () => `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#id} = ?`,
+      );
+      return { sql: advisoryReadSql, values: [id] };
+    }
+    const advisoryReadSql = this.#memo(
+      "advisoryReadSql",
+      () => `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#id} = ? AND ${this.#claimable}`,
+    );
+    return { sql: advisoryReadSql, values: [id, ...this.#claimableValues(now)] };
+  }
+
+  /** Statements that settle rows of this table in one form's style. */
+  settlements(style: SettlementStyle): SettlementStatements {
+    return new SettlementStatements(this.#table, this.target, this.#id, this.#q, style);
+  }
+
+  /** Builds a statement's text on first use and keeps it. */
+  #memo(key: string, build: () => string): string {
+    let sql = this.#texts.get(key);
+    if (sql === undefined) {
+      sql = build();
+      this.#texts.set(key, sql);
+    }
+    return sql;
+  }
+  readonly #texts = new Map<string, string>();
+  #lockName: Bound | undefined;
+}
+
+/** The settlement statements of one table in one form's style, built on first use and kept. */
+export class SettlementStatements {
+  readonly #table: TableDefinition;
+  readonly #target: string;
+  readonly #id: string;
+  readonly #q: (column: string) => string;
+  readonly #style: SettlementStyle;
+  readonly #where: string;
+  readonly #cache = new Map<string, string | null>();
+
+  constructor(
+    table: TableDefinition,
+    target: string,
+    id: string,
+    q: (column: string) => string,
+    style: SettlementStyle,
+  ) {
+    this.#table = table;
+    this.#target = target;
+    this.#id = id;
+    this.#q = q;
+    this.#style = style;
+    this.#where = `${id} = ?${style.tokenGuard ? ` AND ${q(required(table.columns.lockedUntil))} = ?` : ""}`;
+  }
+
+  #whereValues(id: unknown, token: Date | undefined): unknown[] {
+    return this.#style.tokenGuard ? [id, token] : [id];
+  }
+
+  /** `DELETE` of the row. */
+  delete(id: unknown, token?: Date): Bound {
+    const sql = this.#cached("delete", () => `DELETE FROM ${this.#target} WHERE ${this.#where}`) ?? "";
+    return { sql, values: this.#whereValues(id, token) };
+  }
+
+  /**
+   * An `UPDATE` of the row setting `first` (a column = ? pair, or nothing) plus what every kept
+   * row gets in this form (lockedUntil NULL, attempt + 1 in the row lock form). `null` when
+   * there is nothing to set (row lock plain retry on a table without attempt and lockedUntil).
+   */
+  update(
+    kind: "markProcessed" | "releaseAt" | "release" | "moveToGroup",
+    value: unknown,
+    id: unknown,
+    token?: Date,
+  ): Bound | null {
+    const sql = this.#cached(kind, () => {
+      const c = this.#table.columns;
+      const first =
+        kind === "markProcessed"
+          ? `${this.#q(required(c.processedAt))} = ?`
+          : kind === "releaseAt"
+            ? `${this.#q(required(c.runAt))} = ?`
+            : kind === "moveToGroup"
+              ? `${this.#q(required(c.group))} = ?`
+              : undefined;
+      const sets = [
+        first,
+        c.lockedUntil === undefined ? undefined : `${this.#q(c.lockedUntil)} = NULL`,
+        this.#style.countAttempt && c.attempt !== undefined
+          ? `${this.#q(c.attempt)} = ${this.#q(c.attempt)} + 1`
+          : undefined,
+      ].filter((set): set is string => set !== undefined);
+      return sets.length === 0 ? null : `UPDATE ${this.#target} SET ${sets.join(", ")} WHERE ${this.#where}`;
+    });
+    if (sql === null) return null;
+    return { sql, values: [...(kind === "release" ? [] : [value]), ...this.#whereValues(id, token)] };
+  }
+
+  /**
+   * Moves the row to `deadTable` (same database, same described columns): an `INSERT … SELECT`
+   * copying every described column but the id (the target assigns its own) and lockedUntil
+   * (left NULL: unlocked), with attempt + 1 in the row lock form; then the `DELETE`. Run both in
+   * one transaction.
+   */
+  moveToTable(deadTable: string, id: unknown, token?: Date): { insert: Bound; delete: Bound } {
+    const sql =
+      this.#cached(`moveToTable:${deadTable}`, () => {
+        const c = this.#table.columns;
+        const target = quoteTable(deadTable, this.#table.schema, this.#table.name);
+        const columns = this.#table.allColumns.filter(
+          (column) => column !== c.id && column !== c.lockedUntil,
+        );
+        const copied = columns.map((column) =>
+          column === c.attempt && this.#style.countAttempt ? `${this.#q(column)} + 1` : this.#q(column),
+        );
+        return `INSERT INTO ${target} (${columns.map(this.#q).join(", ")}) SELECT ${copied.join(", ")} FROM ${this.#target} WHERE ${this.#where}`;
+      }) ?? "";
+    return { insert: { sql, values: this.#whereValues(id, token) }, delete: this.delete(id, token) };
+  }
+
+  #cached(key: string, build: () => string | null): string | null {
+    if (!this.#cache.has(key)) this.#cache.set(key, build());
+    return this.#cache.get(key) ?? null;
+  }
+}
+
+/**
+ * The advisory lock name of a row, in SQL: the lower-cased database name (the table's schema, or
+ * the connection's database), `.`, then the key rendered from the template (literals as
+ * parameters, columns cast to text, NULL as empty text); where that passes 64 characters (the
+ * longest name `GET_LOCK` takes on MySQL), its SHA-256 in hex. This is the one place the name is
+ * computed.
+ */
+export function lockNameExpression(
+  table: TableDefinition,
+  q: (column: string) => string = (column) => quoteIdentifier(column, table.name),
+): Bound {
+  const parts = table.advisoryKey?.parts ?? [];
+  const keyValues: unknown[] = [];
+  const keySql = parts.map((part) => {
+    if ("literal" in part) {
+      keyValues.push(part.literal);
+      return "?";
+    }
+    return `COALESCE(CAST(${q(part.column)} AS CHAR), '')`;
+  });
+  const full = `CONCAT(LOWER(CONVERT(COALESCE(?, DATABASE()) USING utf8mb4)), '.', ${keySql.length === 0 ? "''" : keySql.join(", ")})`;
+  const fullValues = [table.schema ?? null, ...keyValues];
+  return {
+    sql: `IF(CHAR_LENGTH(${full}) > 64, SHA2(${full}, 256), ${full})`,
+    values: [...fullValues, ...fullValues, ...fullValues],
+  };
+}
+
+/**
+ * The multi-row `INSERT` of a publish. MariaDB (10.5+) returns the ids with `RETURNING`; MySQL
+ * has no `RETURNING`, so the ids are `insertId` onwards (consecutive for one statement, stepped
+ * by `auto_increment_increment`). A priority of `null`, or an extra column a row does not fill,
+ * takes the column's `DEFAULT`.
+ */
+export function insertStatement(
+  table: TableDefinition,
+  family: ServerFamily,
+  rows: readonly PublishRow[],
+): Bound {
+  const q = (column: string): string => quoteIdentifier(column, table.name);
+  const c = table.columns;
+  const columns: string[] = [c.payload];
+  if (c.group !== undefined) columns.push(c.group);
+  if (c.runAt !== undefined) columns.push(c.runAt);
+  if (c.priority !== undefined) columns.push(c.priority);
+  if (c.headers !== undefined) columns.push(c.headers);
+  columns.push(...table.extraColumns);
+  const values: unknown[] = [];
+  const tuples = rows.map((row) => {
+    const slots: string[] = [];
+    const put = (value: unknown): void => {
+      values.push(value);
+      slots.push("?");
+    };
+    put(
+      typeof row.payload === "string"
+        ? row.payload
+        : Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength),
+    );
+    if (c.group !== undefined) put(row.group);
+    if (c.runAt !== undefined) put(row.runAt);
+    if (c.priority !== undefined) {
+      if (row.priority === null) slots.push("DEFAULT");
+      else put(row.priority);
+    }
+    if (c.headers !== undefined) put(row.headers);
+    for (const column of table.extraColumns) {
+      if (Object.hasOwn(row.values, column)) put(row.values[column]);
+      else slots.push("DEFAULT");
+    }
+    return `(${slots.join(", ")})`;
+  });
+  const returning = family === "mariadb" ? ` RETURNING ${q(c.id)}` : "";
+  return {
+    sql: `INSERT INTO ${quoteDefinedTable(table)} (${columns.map(q).join(", ")}) VALUES ${tuples.join(", ")}${returning}`,
+    values,
+  };
+}
+
+/**
+ * The recommended `CREATE TABLE` for `table`: BIGINT AUTO_INCREMENT id, the payload as JSON,
+ * LONGTEXT or LONGBLOB, attempt INT NOT NULL DEFAULT 1, times as DATETIME(6) (no time zone:
+ * the driver writes UTC), priority INT NOT NULL DEFAULT 0, the group as VARCHAR(191) with a
+ * binary collation (groups compare exactly), extra columns as VARCHAR(191), InnoDB, utf8mb4, and
+ * the claim-order index.
+ */
+export function createTableSql(table: TableDefinition): string {
+  const q = (column: string): string => quoteIdentifier(column, table.name);
+  const c = table.columns;
+  const payload = { json: "JSON", text: "LONGTEXT", bytes: "LONGBLOB" }[table.payloadType];
+  const lines: string[] = [
+    `  ${q(c.id)} BIGINT NOT NULL AUTO_INCREMENT`,
+    `  ${q(c.payload)} ${payload} NOT NULL`,
+  ];
+  if (c.attempt !== undefined) lines.push(`  ${q(c.attempt)} INT NOT NULL DEFAULT 1`);
+  if (c.runAt !== undefined) lines.push(`  ${q(c.runAt)} DATETIME(6) NULL`);
+  if (c.priority !== undefined) lines.push(`  ${q(c.priority)} INT NOT NULL DEFAULT 0`);
+  if (c.group !== undefined)
+    lines.push(`  ${q(c.group)} VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL`);
+  if (c.processedAt !== undefined) lines.push(`  ${q(c.processedAt)} DATETIME(6) NULL`);
+  if (c.lockedUntil !== undefined) lines.push(`  ${q(c.lockedUntil)} DATETIME(6) NULL`);
+  if (c.headers !== undefined) lines.push(`  ${q(c.headers)} JSON NULL`);
+  for (const column of table.extraColumns) lines.push(`  ${q(column)} VARCHAR(191) NULL`);
+  lines.push(`  PRIMARY KEY (${q(c.id)})`);
+  const order = [c.group, c.priority, c.runAt, c.id].filter(
+    (column): column is string => column !== undefined,
+  );
+  if (order.length > 1) lines.push(`  KEY ${q(indexName(table.name))} (${order.map(q).join(", ")})`);
+  return `CREATE TABLE ${quoteDefinedTable(table)} (\n${lines.join(",\n")}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;\n`;
+}
+
+function indexName(table: string): string {
+  const name = `${table}_claim_order`;
+  return [...name].length <= 64 ? name : "rowclaim_claim_order";
+}
+
+function and(conditions: readonly (string | undefined)[]): string {
+  const present = conditions.filter((condition): condition is string => condition !== undefined);
+  return present.length === 0 ? "TRUE" : present.join(" AND ");
+}
+
+function required(column: string | undefined): string {
+  if (column === undefined)
+    throw new DeclarationError("Internal: a statement needs a column the table does not describe.");
+  return column;
+}

@@ -1,0 +1,85 @@
+import { ack, createBroker, type Delivery, retry, silentLogger } from "@rowclaim/core";
+import type { Pool } from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MysqlDriver } from "../src/index.js";
+import { adminPool, newDriver, Tables, uniqueName, waitFor } from "./support.js";
+
+let admin: Pool;
+let schemaDriver: MysqlDriver;
+let tables: Tables;
+
+beforeAll(async () => {
+  admin = await adminPool();
+  schemaDriver = await newDriver(2);
+  tables = new Tables(admin, schemaDriver);
+});
+
+afterAll(async () => {
+  await tables.dropAll();
+  await schemaDriver.close();
+  await admin.end();
+});
+
+describe.each(["rowLock", "lease"] as const)(
+  "a FIFO group in the %s form keeps its order across brokers",
+  (form) => {
+    it("three brokers with four workers each deliver a group's rows one at a time, in order", async () => {
+      const name = uniqueName(`fifo_${form}`);
+      const table = await tables.create({
+        name,
+        columns: {
+          id: "id",
+          payload: "payload",
+          attempt: "attempt",
+          runAt: "run_at",
+          priority: "priority",
+          group: "queue",
+          ...(form === "lease" ? { lockedUntil: "locked_until" } : {}),
+        },
+        fifo: true,
+        ...(form === "lease" ? { lease: 5 } : {}),
+      });
+      const brokers = await Promise.all(
+        [1, 2, 3].map(async () => createBroker({ driver: await newDriver(), logger: silentLogger })),
+      );
+      const count = 12;
+      try {
+        await brokers[0]?.publishMany(
+          table,
+          Array.from({ length: count }, (_, n) => ({ payload: n, group: n % 2 === 0 ? "even" : "odd" })),
+        );
+        const seen: Record<string, number[]> = { even: [], odd: [] };
+        const inWork: Record<string, number> = { even: 0, odd: 0 };
+        let overlap = false;
+        let retriedHead = false;
+        const handler = async (delivery: Delivery) => {
+          const group = delivery.group ?? "";
+          inWork[group] = (inWork[group] ?? 0) + 1;
+          if ((inWork[group] ?? 0) > 1) overlap = true;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          inWork[group] = (inWork[group] ?? 0) - 1;
+          if (!retriedHead && delivery.payload === 0) {
+            retriedHead = true;
+            return retry();
+          }
+          seen[group]?.push(delivery.payload as number);
+          return ack();
+        };
+        for (const broker of brokers) {
+          await broker.subscribe(table, handler, { group: "even", workers: 4, pollInterval: 20 });
+          await broker.subscribe(table, handler, { group: "odd", workers: 4, pollInterval: 20 });
+        }
+        await waitFor(
+          () => (seen.even?.length ?? 0) + (seen.odd?.length ?? 0) === count,
+          30_000,
+          "every row",
+        );
+        expect(overlap).toBe(false);
+        expect(seen.even).toEqual([0, 2, 4, 6, 8, 10]);
+        expect(seen.odd).toEqual([1, 3, 5, 7, 9, 11]);
+      } finally {
+        await Promise.all(brokers.map((broker) => broker.close()));
+      }
+    });
+  },
+);

@@ -1,0 +1,27 @@
+import { readFileSync } from "node:fs";
+import { createPool } from "mysql2/promise";
+import { describe, expect, it } from "vitest";
+import { readmeExample } from "./readme-example.js";
+import { mysqlUrl, uniqueName } from "./support.js";
+
+describe("the README's usage example", () => {
+  it("runs as written and the README shows it verbatim", async () => {
+    const url = await mysqlUrl();
+    const name = uniqueName("readme");
+    try {
+      expect(await readmeExample(url, name)).toEqual([{ to: "a@example.com" }]);
+    } finally {
+      const pool = createPool({ uri: url });
+      await pool.query(`DROP TABLE IF EXISTS \`${name}\``);
+      await pool.end();
+    }
+    const source = readFileSync(new URL("./readme-example.ts", import.meta.url), "utf8");
+    const region = /\/\/ #region usage\n([\s\S]*?)\s*\/\/ #endregion usage/.exec(source)?.[1] ?? "";
+    const dedented = region
+      .split("\n")
+      .map((line) => line.replace(/^ {2}/, ""))
+      .join("\n");
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    expect(readme).toContain(dedented);
+  });
+});

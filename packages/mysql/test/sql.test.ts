@@ -1,0 +1,158 @@
+import { defineTable, type PublishRow } from "@rowclaim/core";
+import { describe, expect, it } from "vitest";
+import {
+  createTableSql,
+  insertStatement,
+  lockNameExpression,
+  quoteIdentifier,
+  TableStatements,
+} from "../src/index.js";
+
+const rows: PublishRow[] = [
+  {
+    payload: '{"a":1}',
+    group: "g",
+    runAt: new Date(0),
+    priority: null,
+    headers: null,
+    values: { account: 7 },
+  },
+  {
+    payload: new Uint8Array([1, 2]),
+    group: null,
+    runAt: null,
+    priority: 3,
+    headers: '{"h":"v"}',
+    values: {},
+  },
+];
+
+const table = defineTable({
+  name: "jobs",
+  columns: {
+    id: "id",
+    payload: "payload",
+    attempt: "attempt",
+    runAt: "run_at",
+    priority: "priority",
+    group: "queue",
+    headers: "headers",
+  },
+  extraColumns: ["account"],
+});
+
+describe("publish SQL differs by server family", () => {
+  it("MariaDB returns the ids with INSERT … RETURNING", () => {
+    const insert = insertStatement(table, "mariadb", rows);
+    expect(insert.sql).toBe(
+      "INSERT INTO `jobs` (`payload`, `queue`, `run_at`, `priority`, `headers`, `account`) VALUES (?, ?, ?, DEFAULT, ?, ?), (?, ?, ?, ?, ?, DEFAULT) RETURNING `id`",
+    );
+    expect(insert.values).toHaveLength(10);
+    expect(Buffer.isBuffer(insert.values[5])).toBe(true);
+  });
+
+  it("MySQL has no RETURNING: the same multi-row INSERT without it (ids come from insertId)", () => {
+    const insert = insertStatement(table, "mysql", rows);
+    expect(insert.sql).not.toContain("RETURNING");
+    expect(insert.sql).toMatch(/^INSERT INTO `jobs` \(.*\) VALUES \(.*\), \(.*\)$/);
+  });
+});
+
+describe("claim SQL is the same for both families and built from quoted identifiers", () => {
+  it("the row lock claim locks claimable rows in claim order, skipping locked ones", () => {
+    const statements = new TableStatements(table, "g");
+    const now = new Date();
+    const claim = statements.rowLockClaim(now, 5);
+    expect(claim.sql).toBe(
+      "SELECT `id`, `payload`, `attempt`, `run_at`, `priority`, `queue`, `headers`, `account` FROM `jobs` WHERE `queue` = ? AND (`run_at` IS NULL OR `run_at` <= ?) ORDER BY `priority` ASC, `run_at` ASC, `id` ASC LIMIT ? FOR UPDATE SKIP LOCKED",
+    );
+    expect(claim.values).toEqual(["g", now, 5]);
+  });
+
+  it("a null group claims rows whose group IS NULL", () => {
+    const claim = new TableStatements(table, null).rowLockClaim(new Date(), 1);
+    expect(claim.sql).toContain("`queue` IS NULL");
+  });
+
+  it("the lease claim selects ids, then one UPDATE writes the expiry and attempt + 1", () => {
+    const lease = defineTable({
+      name: "l",
+      columns: { id: "id", payload: "p", attempt: "a", lockedUntil: "lu" },
+    });
+    const statements = new TableStatements(lease, null);
+    expect(statements.leaseSelect(new Date(), 2).sql).toBe(
+      "SELECT `id` FROM `l` WHERE (`lu` IS NULL OR `lu` <= ?) ORDER BY `id` ASC LIMIT ? FOR UPDATE SKIP LOCKED",
+    );
+    expect(statements.leaseTake([1, 2], new Date()).sql).toBe(
+      "UPDATE `l` SET `lu` = ?, `a` = `a` + 1 WHERE `id` IN (?)",
+    );
+    const settle = statements.settlements({ countAttempt: false, tokenGuard: true });
+    expect(settle.delete(1, new Date()).sql).toBe("DELETE FROM `l` WHERE `id` = ? AND `lu` = ?");
+    expect(settle.update("release", undefined, 1, new Date())?.sql).toBe(
+      "UPDATE `l` SET `lu` = NULL WHERE `id` = ? AND `lu` = ?",
+    );
+  });
+
+  it("the row lock form counts the attempt in every settlement that keeps the row", () => {
+    const settle = new TableStatements(table, null).settlements({ countAttempt: true, tokenGuard: false });
+    expect(settle.update("moveToGroup", "dead", 1)?.sql).toBe(
+      "UPDATE `jobs` SET `queue` = ?, `attempt` = `attempt` + 1 WHERE `id` = ?",
+    );
+    expect(settle.moveToTable("jobs_dead", 1).insert.sql).toBe(
+      "INSERT INTO `jobs_dead` (`payload`, `attempt`, `run_at`, `priority`, `queue`, `headers`, `account`) SELECT `payload`, `attempt` + 1, `run_at`, `priority`, `queue`, `headers`, `account` FROM `jobs` WHERE `id` = ?",
+    );
+  });
+
+  it("FIFO guards: NOWAIT in the row lock form, a waiting locking read in the lease form", () => {
+    const fifo = defineTable({
+      name: "f",
+      columns: { id: "id", payload: "p", group: "g", lockedUntil: "lu" },
+      fifo: true,
+    });
+    const statements = new TableStatements(fifo, "a");
+    expect(statements.rowLockFifoGuard(new Date()).sql).toBe(
+      "SELECT `id`, 1 FROM `f` WHERE `g` = ? ORDER BY `id` ASC FOR UPDATE NOWAIT",
+    );
+    expect(statements.leaseFifoGuard(new Date()).sql).toBe(
+      "SELECT `id`, 1, (`lu` IS NOT NULL AND `lu` > ?) FROM `f` WHERE `g` = ? ORDER BY `id` ASC FOR UPDATE",
+    );
+  });
+});
+
+describe("identifiers are backtick-quoted and values never spliced", () => {
+  it("doubles embedded backticks", () => {
+    expect(quoteIdentifier("a`b")).toBe("`a``b`");
+    expect(quoteIdentifier("x; DROP TABLE y; --")).toBe("`x; DROP TABLE y; --`");
+  });
+
+  it.each(["", "a\u0000b", "trailing ", "x".repeat(65)])("refuses %j with DECLARATION", (name) => {
+    expect(() => quoteIdentifier(name)).toThrow(expect.objectContaining({ code: "DECLARATION" }));
+  });
+
+  it("the advisory lock name keeps literals as parameters and hashes past 64 characters", () => {
+    const advisory = defineTable({
+      name: "t",
+      columns: { id: "id", payload: "p" },
+      extraColumns: ["account"],
+      advisoryLock: "acct-'{account}'",
+    });
+    const name = lockNameExpression(advisory);
+    expect(name.sql).not.toContain("acct");
+    expect(name.sql).toContain("SHA2(");
+    expect(name.sql).toContain("CHAR_LENGTH(");
+    expect(name.values).toEqual([null, "acct-'", "'", null, "acct-'", "'", null, "acct-'", "'"]);
+  });
+});
+
+describe("schemaSql", () => {
+  it("creates an InnoDB utf8mb4 table with the claim-order index", () => {
+    const sql = createTableSql(table);
+    expect(sql).toContain("`id` BIGINT NOT NULL AUTO_INCREMENT");
+    expect(sql).toContain("`payload` JSON NOT NULL");
+    expect(sql).toContain("`attempt` INT NOT NULL DEFAULT 1");
+    expect(sql).toContain("`priority` INT NOT NULL DEFAULT 0");
+    expect(sql).toContain("`queue` VARCHAR(191)");
+    expect(sql).toContain("KEY `jobs_claim_order` (`queue`, `priority`, `run_at`, `id`)");
+    expect(sql).toContain("ENGINE=InnoDB DEFAULT CHARSET=utf8mb4");
+  });
+});

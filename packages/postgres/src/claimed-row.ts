@@ -1,0 +1,90 @@
+/**
+ * Turns a row as `pg` read it into core's `ClaimedRow`, and puts rows back into claim order
+ * (an `UPDATE … RETURNING` returns them in no particular order).
+ *
+ * @module
+ */
+import {
+  type ClaimedRow,
+  decodeHeaders,
+  decodePayload,
+  type RowId,
+  type TableDefinition,
+} from "@rowclaim/core";
+import { PAYLOAD_TEXT_ALIAS } from "./sql.js";
+
+/**
+ * Decodes one claimed row. `attemptCounted`: the claim already wrote `attempt + 1` (lease,
+ * advisory), so the attempt as it stood before the claim is one less than the value read.
+ */
+export function decodeClaimedRow(
+  table: TableDefinition,
+  raw: Record<string, unknown>,
+  attemptCounted: boolean,
+): ClaimedRow {
+  const { columns } = table;
+  const payloadRaw = PAYLOAD_TEXT_ALIAS in raw ? raw[PAYLOAD_TEXT_ALIAS] : raw[columns.payload];
+  let payload = decodePayload(table, payloadRaw);
+  if (payload instanceof Uint8Array && payload.constructor !== Uint8Array) {
+    payload = new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength);
+  }
+  let attempt = 1;
+  if (columns.attempt !== undefined) {
+    const read = Number(raw[columns.attempt]);
+    attempt = Number.isFinite(read) ? read - (attemptCounted ? 1 : 0) : 1;
+  }
+  const group = columns.group === undefined ? null : raw[columns.group];
+  const row: Record<string, unknown> = {};
+  for (const column of table.allColumns) row[column] = raw[column];
+  return {
+    id: raw[columns.id] as RowId,
+    payload,
+    attempt,
+    group: typeof group === "string" ? group : null,
+    headers: columns.headers === undefined ? {} : decodeHeaders(raw[columns.headers]),
+    row: Object.freeze(row),
+  };
+}
+
+function compareIds(a: unknown, b: unknown): number {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  const left = String(a);
+  const right = String(b);
+  if (/^-?\d+$/.test(left) && /^-?\d+$/.test(right)) {
+    const x = BigInt(left);
+    const y = BigInt(right);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+function timeOf(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value.getTime();
+  const parsed = new Date(String(value)).getTime();
+  return Number.isNaN(parsed) ? null : parsed;
+}
+
+/** Sorts claimed rows into claim order: priority, then runAt with NULLs first, then id. */
+export function sortIntoClaimOrder<T extends { readonly row: ClaimedRow }>(
+  table: TableDefinition,
+  items: T[],
+): T[] {
+  const { priority, runAt } = table.columns;
+  return items.sort((a, b) => {
+    if (priority !== undefined) {
+      const diff = Number(a.row.row[priority]) - Number(b.row.row[priority]);
+      if (diff !== 0 && Number.isFinite(diff)) return diff;
+    }
+    if (runAt !== undefined) {
+      const x = timeOf(a.row.row[runAt]);
+      const y = timeOf(b.row.row[runAt]);
+      if (x !== y) {
+        if (x === null) return -1;
+        if (y === null) return 1;
+        return x - y;
+      }
+    }
+    return compareIds(a.row.id, b.row.id);
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * A connection checked out of the pool and held across statements (a row lock transaction, an
+ * advisory key's session, a LISTEN): it listens for the connection's errors while held, and
+ * a connection that broke is released with an error so that the pool destroys it.
+ *
+ * @module
+ */
+import { isConnectionLost } from "./normalize-error.js";
+import type {
+  PoolClientLike,
+  PoolLike,
+  QueryableLike,
+  QueryConfigLike,
+  QueryResultLike,
+} from "./pool-like.js";
+import { type Statement, type StatementValues, statementValues } from "./sql.js";
+
+/** Runs a prepared (named) statement with named values on a pool or client. */
+export function execute(
+  queryable: QueryableLike,
+  stmt: Statement,
+  values: StatementValues,
+): Promise<QueryResultLike> {
+  return queryable.query({ name: stmt.name, text: stmt.text, values: statementValues(stmt, values) });
+}
+
+/** A client held by the driver until it calls {@link HeldConnection.release}. */
+export class HeldConnection implements QueryableLike {
+  readonly client: PoolClientLike;
+  #broken: Error | undefined;
+  #released = false;
+  readonly #onError = (error: Error): void => {
+    this.#broken ??= error;
+  };
+
+  private constructor(client: PoolClientLike) {
+    this.client = client;
+    client.on("error", this.#onError);
+  }
+
+  /** Checks a client out of `pool` and holds it. */
+  static async acquire(pool: PoolLike): Promise<HeldConnection> {
+    return new HeldConnection(await pool.connect());
+  }
+
+  /** Why the connection broke, if it did. */
+  get broken(): Error | undefined {
+    return this.#broken;
+  }
+
+  /** Whether the connection was released. */
+  get released(): boolean {
+    return this.#released;
+  }
+
+  /** Runs a query on the held client; an error that means the connection is gone marks it broken. */
+  async query(config: QueryConfigLike): Promise<QueryResultLike> {
+    try {
+      return await this.client.query(config);
+    } catch (error) {
+      this.#noteFailure(error);
+      throw error;
+    }
+  }
+
+  /** Runs a named statement with named values. */
+  run(stmt: Statement, values: StatementValues): Promise<QueryResultLike> {
+    return execute(this, stmt, values);
+  }
+
+  /** Runs a plain statement without parameters (`BEGIN`, `COMMIT`, …). */
+  text(sql: string): Promise<QueryResultLike> {
+    return this.query({ text: sql });
+  }
+
+  /** Marks the connection as not to be reused (the pool will destroy it on release). */
+  markBroken(reason: Error): void {
+    this.#broken ??= reason;
+  }
+
+  /** Returns the client to the pool, or has the pool destroy it when it broke. Idempotent. */
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    const broken = this.#broken;
+    if (broken === undefined) {
+      this.client.removeListener("error", this.#onError);
+      this.client.release();
+    } else {
+      // Keep a listener: a dead client may still emit errors, which must not go unhandled.
+      this.client.release(broken);
+    }
+  }
+
+  #noteFailure(error: unknown): void {
+    if (isConnectionLost(error)) this.#broken ??= error instanceof Error ? error : new Error(String(error));
+  }
+}

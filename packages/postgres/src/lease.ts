@@ -1,0 +1,119 @@
+/**
+ * The lease form: one statement claims (a CTE locking the due rows in claim order, then the
+ * UPDATE writing the expiry and counting the attempt, returning the rows) and commits at once;
+ * no connection is held while the handlers run. Extensions and settlements take effect only
+ * where the row still holds the delivery's token, the expiry.
+ *
+ * @module
+ */
+import {
+  type Claimed,
+  type LeaseClaimer,
+  type LeaseClaimRequest,
+  LeaseLostError,
+  type LeaseToken,
+  type RowId,
+  type Settlement,
+  type TableDefinition,
+} from "@rowclaim/core";
+import { decodeClaimedRow, sortIntoClaimOrder } from "./claimed-row.js";
+import { execute, HeldConnection } from "./connection.js";
+import { fifoGroupKey, waitFifoGuard } from "./fifo.js";
+import { isClaimConflict, normalizeError } from "./normalize-error.js";
+import type { PoolLike, QueryResultLike } from "./pool-like.js";
+import type { Settlements } from "./settle.js";
+import { beginSql, commitSql, rollbackSql, type Statement } from "./sql.js";
+
+/** What a lease claimer is built from (statements built once, at open). */
+export interface LeaseClaimerOptions {
+  readonly pool: PoolLike;
+  readonly table: TableDefinition;
+  readonly group: string | null;
+  readonly claim: Statement;
+  readonly extend: Statement;
+  readonly settlements: Settlements;
+}
+
+/** The lease claimer of one subscription. */
+export class PostgresLeaseClaimer implements LeaseClaimer {
+  readonly form = "lease" as const;
+  readonly #options: LeaseClaimerOptions;
+  readonly #fifoKey: string | null;
+  /** Whether the claim needs a transaction of its own (an isolation level, or the FIFO guard). */
+  readonly #transactional: boolean;
+
+  constructor(options: LeaseClaimerOptions) {
+    this.#options = options;
+    this.#fifoKey = options.table.fifo ? fifoGroupKey(options.table, options.group) : null;
+    this.#transactional = options.table.fifo || options.table.isolation !== undefined;
+  }
+
+  async claim(request: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
+    const { table, group } = this.#options;
+    const values = { now: request.now, expiry: request.expiry, group, limit: request.limit };
+    let result: QueryResultLike;
+    try {
+      result = this.#transactional
+        ? await this.#claimInTransaction(values)
+        : await execute(this.#options.pool, this.#options.claim, values);
+    } catch (error) {
+      if (isClaimConflict(error)) return [];
+      throw normalizeError(error, { table: table.name, form: "lease", statement: "lease claim" });
+    }
+    const token: LeaseToken = { form: "lease", expiry: request.expiry };
+    const claimed = result.rows.map((raw) => ({ row: decodeClaimedRow(table, raw, true), token }));
+    return sortIntoClaimOrder(table, claimed);
+  }
+
+  async extend(
+    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
+    expiry: Date,
+  ): Promise<readonly (LeaseToken | null)[]> {
+    if (held.length === 0) return [];
+    const result = await execute(this.#options.pool, this.#options.extend, {
+      expiry,
+      ids: held.map((hold) => hold.id),
+      tokens: held.map((hold) => hold.token.expiry),
+    });
+    const moved = new Set(result.rows.map((row) => String(row.rc_id)));
+    return held.map((hold) => (moved.has(String(hold.id)) ? { form: "lease", expiry } : null));
+  }
+
+  async settle(id: RowId, token: LeaseToken, settlement: Settlement): Promise<void> {
+    const { table, settlements, pool } = this.#options;
+    let changed: number | null;
+    try {
+      changed = await settlements.apply(pool, id, settlement, token.expiry);
+    } catch (error) {
+      throw normalizeError(error, {
+        table: table.name,
+        form: "lease",
+        statement: `${settlement.kind} settlement`,
+      });
+    }
+    if (changed === 0) {
+      throw new LeaseLostError(
+        `Table "${table.name}" (lease form): row ${String(id)} no longer holds this delivery's lease (expiry ${token.expiry.toISOString()}), so its ${settlement.kind} settlement changed nothing. The lease ran out and another claim took the row, or the row is gone. Make the lease longer than a handler can stall, or keep lease extension on.`,
+        { table: table.name },
+      );
+    }
+  }
+
+  async close(): Promise<void> {}
+
+  async #claimInTransaction(values: Record<string, unknown>): Promise<QueryResultLike> {
+    const connection = await HeldConnection.acquire(this.#options.pool);
+    try {
+      await connection.text(beginSql(this.#options.table.isolation));
+      if (this.#fifoKey !== null) await waitFifoGuard(connection, this.#fifoKey);
+      const result = await connection.run(this.#options.claim, values);
+      await connection.text(commitSql);
+      return result;
+    } catch (error) {
+      await connection.text(rollbackSql).catch(() => undefined);
+      throw error;
+    } finally {
+      connection.release();
+    }
+  }
+}

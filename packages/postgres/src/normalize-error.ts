@@ -1,0 +1,143 @@
+/**
+ * Maps PostgreSQL's native errors onto rowclaim's stable codes by SQLSTATE, and tells which
+ * errors mean the connection is gone (the client must then be destroyed, not reused) or a
+ * claim only lost a race (nothing to claim now).
+ *
+ * @module
+ */
+import {
+  type BrokerErrorCode,
+  DeclarationError,
+  InvalidArgumentError,
+  SchemaError,
+  ServerTooOldError,
+  UnsupportedFormError,
+} from "@rowclaim/core";
+
+/** SQLSTATE (or SQLSTATE class, two characters) → rowclaim code. Exact states win over classes. */
+export const sqlStateCodes: Readonly<Record<string, BrokerErrorCode>> = Object.freeze({
+  "42P01": "SCHEMA", // undefined_table
+  "42703": "SCHEMA", // undefined_column
+  "3F000": "SCHEMA", // invalid_schema_name
+  "42804": "SCHEMA", // datatype_mismatch
+  "42883": "SCHEMA", // undefined_function (operator between mismatched column types)
+  "42846": "SCHEMA", // cannot_coerce
+  "42809": "SCHEMA", // wrong_object_type (the name is not a table)
+  "42501": "SCHEMA", // insufficient_privilege
+  "42601": "SCHEMA", // syntax_error
+  "22P02": "INVALID_ARGUMENT", // invalid_text_representation
+  "22P05": "INVALID_ARGUMENT", // untranslatable_character (\u0000 in jsonb)
+  "22021": "INVALID_ARGUMENT", // character_not_in_repertoire
+  "22001": "INVALID_ARGUMENT", // string_data_right_truncation
+  "22003": "INVALID_ARGUMENT", // numeric_value_out_of_range
+  "22007": "INVALID_ARGUMENT", // invalid_datetime_format
+  "22008": "INVALID_ARGUMENT", // datetime_field_overflow
+  "23": "INVALID_ARGUMENT", // integrity constraint violations (not null, unique, check, foreign key)
+  "0A000": "SCHEMA", // feature_not_supported (FOR UPDATE on a view, a cached plan whose columns changed)
+});
+
+/** The SQLSTATE of a native error, if it has one. */
+export function sqlStateOf(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/** The rowclaim code a native error maps to, or `undefined` when it maps to none. */
+export function codeForError(error: unknown): BrokerErrorCode | undefined {
+  const state = sqlStateOf(error);
+  if (state === undefined) return undefined;
+  return sqlStateCodes[state] ?? sqlStateCodes[state.slice(0, 2)];
+}
+
+const connectionStates = new Set(["57P01", "57P02", "57P03", "53300"]);
+const socketCodes = new Set(["ECONNRESET", "EPIPE", "ECONNREFUSED", "ETIMEDOUT", "ENOTCONN"]);
+
+/**
+ * Whether the error means the connection is gone (or cannot be trusted): class 08, the server
+ * ending the session (57P01–57P03), a socket error, or `pg`'s own "Connection terminated".
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string") {
+    if (code.startsWith("08") || connectionStates.has(code) || socketCodes.has(code)) return true;
+  }
+  const message = (error as { message?: unknown }).message;
+  return (
+    sqlStateOf(error) === undefined &&
+    typeof message === "string" &&
+    /connection terminated|not queryable|has been closed/i.test(message)
+  );
+}
+
+/**
+ * Whether a claim merely lost a race it can retry at the next poll: a serialization failure
+ * (40001) or a deadlock (40P01) under a stricter isolation level, or a lock not available (55P03).
+ */
+export function isClaimConflict(error: unknown): boolean {
+  const state = sqlStateOf(error);
+  return state === "40001" || state === "40P01" || state === "55P03";
+}
+
+/** Where an error happened, for the message of the rowclaim error that wraps it. */
+export interface ErrorContext {
+  readonly table: string;
+  readonly form: string;
+  /** What the driver was doing, for example `"lease claim"`. */
+  readonly statement?: string;
+}
+
+/**
+ * Wraps a native error in the rowclaim error its SQLSTATE maps to, keeping it as `cause`; an
+ * error that maps to no code (or is already a rowclaim error) is returned as it is.
+ */
+export function normalizeError(error: unknown, context: ErrorContext): unknown {
+  const code = codeForError(error);
+  if (code === undefined) return error;
+  const native = error instanceof Error ? error.message : String(error);
+  const where = `Table "${context.table}" (${context.form} form)${context.statement === undefined ? "" : `, ${context.statement}`}`;
+  const options = { table: context.table, cause: error };
+  switch (code) {
+    case "SCHEMA": {
+      const column = (error as { column?: unknown }).column;
+      return new SchemaError(
+        `${where}: PostgreSQL refused the statement: ${native}. Check the table and its columns against the description (driver.schemaSql(table) prints the recommended schema).`,
+        {
+          ...options,
+          column: typeof column === "string" ? column : columnFromMessage(native),
+          statement: context.statement,
+        },
+      );
+    }
+    case "INVALID_ARGUMENT":
+      return new InvalidArgumentError(
+        `${where}: PostgreSQL refused a value: ${native}. Publish values the column types hold.`,
+        options,
+      );
+    case "UNSUPPORTED_FORM":
+      return new UnsupportedFormError(
+        `${where}: PostgreSQL does not support what this needs: ${native}.`,
+        options,
+      );
+    case "DECLARATION":
+      return new DeclarationError(`${where}: ${native}`, options);
+    case "SERVER_TOO_OLD":
+      return new ServerTooOldError(`${where}: ${native}`, {
+        ...options,
+        serverVersion: "unknown",
+        floor: "11",
+      });
+    default:
+      return error;
+  }
+}
+
+/** The column a PostgreSQL message names (`column "x" … does not exist`), if any. */
+export function columnFromMessage(message: string): string | undefined {
+  const match = /column "((?:[^"]|"")+)"/.exec(message) ?? /column ([^\s]+) does not exist/.exec(message);
+  if (match?.[1] === undefined) return undefined;
+  const name = match[1].replaceAll('""', '"');
+  const dot = name.lastIndexOf(".");
+  return dot === -1 ? name : name.slice(dot + 1);
+}

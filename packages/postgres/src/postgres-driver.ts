@@ -1,0 +1,247 @@
+/**
+ * `createPostgresDriver`: the rowclaim driver for PostgreSQL on `pg`. It opens one claimer per
+ * subscription (checking the server version and the table, building every statement once),
+ * publishes, listens for other processes' publishes (with `notify: true`) and prints the
+ * recommended schema.
+ *
+ * @module
+ */
+import {
+  type Claimer,
+  type Driver,
+  type DriverPublishOptions,
+  driverCapabilities,
+  InvalidArgumentError,
+  type OpenOptions,
+  type PublishRow,
+  type RowId,
+  type TableDefinition,
+  type WakeListener,
+} from "@rowclaim/core";
+import pg from "pg";
+import { PostgresAdvisoryClaimer } from "./advisory.js";
+import { HeldConnection } from "./connection.js";
+import { PostgresLeaseClaimer } from "./lease.js";
+import { ChannelListener, channelFor } from "./listen.js";
+import type { PoolLike } from "./pool-like.js";
+import { Publisher } from "./publish.js";
+import { PostgresRowLockClaimer } from "./row-lock.js";
+import { assertNamesUsable, checkColumns, checkStatements } from "./schema-check.js";
+import { Settlements } from "./settle.js";
+import {
+  advisoryCandidatesSql,
+  advisoryTakeSql,
+  type ColumnTypes,
+  leaseClaimSql,
+  leaseExtendSql,
+  rowLockClaimSql,
+  type Statement,
+  schemaSql,
+  serverVersionSql,
+  settleStatements,
+} from "./sql.js";
+import { assertServerVersion, parseServerVersionNum } from "./version.js";
+
+/** How the driver reaches the database: a pool you own, or a connection string. */
+export type PostgresConnectionOptions =
+  | {
+      /** A `pg.Pool` (or anything shaped like it) you own; the driver never ends it. */
+      readonly pool: PoolLike;
+    }
+  | {
+      /** A connection string; the driver makes its own `pg.Pool` and ends it on `close()`. */
+      readonly url: string;
+      /** The pool's size (default 10). Row lock and advisory deliveries each hold a connection. */
+      readonly max?: number;
+      /** The `application_name` of the pool's connections (default `"rowclaim"`). */
+      readonly applicationName?: string;
+    };
+
+/** The options of {@link createPostgresDriver}. */
+export type PostgresDriverOptions = PostgresConnectionOptions & {
+  /**
+   * Wake subscriptions in other processes with LISTEN/NOTIFY: every publish sends
+   * `pg_notify` in its own statement, and every subscription holds one extra connection
+   * LISTENing. Default `false` (subscriptions in other processes poll).
+   */
+  readonly notify?: boolean;
+};
+
+/** The PostgreSQL driver: a core `Driver` whose `name` and `dialect` are `"postgres"`. */
+export interface PostgresDriver extends Driver {
+  readonly name: "postgres";
+  readonly dialect: "postgres";
+  /** The pool the driver runs on (its own with `url`, else yours). */
+  readonly pool: PoolLike;
+  /** The NOTIFY channel of a table (what {@link PostgresDriver.listen} LISTENs on). */
+  channelFor(table: TableDefinition): string;
+}
+
+/**
+ * Creates the PostgreSQL driver.
+ *
+ * @example
+ * const driver = createPostgresDriver({ url: process.env.DATABASE_URL, max: 20 });
+ * const broker = createBroker({ driver });
+ */
+export function createPostgresDriver(options: PostgresDriverOptions): PostgresDriver {
+  if (typeof options !== "object" || options === null) {
+    throw new InvalidArgumentError(
+      "createPostgresDriver() needs { pool } (a pg.Pool you own) or { url } (a connection string).",
+    );
+  }
+  let pool: PoolLike;
+  let ownsPool: boolean;
+  if ("pool" in options && options.pool !== undefined) {
+    pool = options.pool;
+    ownsPool = false;
+  } else if ("url" in options && typeof options.url === "string" && options.url !== "") {
+    const own = new pg.Pool({
+      connectionString: options.url,
+      max: options.max ?? 10,
+      application_name: options.applicationName ?? "rowclaim",
+    });
+    // An idle connection that dies is removed by the pool; the next checkout makes a new one.
+    own.on("error", () => {});
+    pool = own;
+    ownsPool = true;
+  } else {
+    throw new InvalidArgumentError(
+      "createPostgresDriver() needs { pool } (a pg.Pool you own) or { url } (a connection string).",
+    );
+  }
+  const notify = options.notify === true;
+  const listeners = new Set<WakeListener>();
+  const publisher = new Publisher(pool, notify ? channelFor : null);
+  let serverVersion: Promise<{ num: number; text: string }> | undefined;
+  let closed = false;
+
+  const readVersion = async (connection: HeldConnection): Promise<{ num: number; text: string }> => {
+    serverVersion ??= connection.text(serverVersionSql).then(
+      (result) => {
+        const row = result.rows[0] ?? {};
+        return { num: parseServerVersionNum(row.version_num), text: String(row.version) };
+      },
+      (error: unknown) => {
+        serverVersion = undefined;
+        throw error;
+      },
+    );
+    return serverVersion;
+  };
+
+  const open = async (table: TableDefinition, openOptions: OpenOptions): Promise<Claimer> => {
+    assertNamesUsable(table);
+    const group = openOptions.group;
+    const connection = await HeldConnection.acquire(pool);
+    try {
+      const version = await readVersion(connection);
+      assertServerVersion(table, version.num, version.text);
+      const claimPurpose = `${table.form === "rowLock" ? "row lock" : table.form === "lease" ? "lease" : "advisory"} claim`;
+      const keyColumns = (table.advisoryKey?.parts ?? []).flatMap((part) =>
+        "column" in part ? [part.column] : [],
+      );
+      const types: ColumnTypes = await checkColumns(
+        connection,
+        table,
+        [...new Set([...table.allColumns, ...keyColumns])],
+        claimPurpose,
+      );
+      const deadLetterTable =
+        table.deadLetter !== undefined && "table" in table.deadLetter ? table.deadLetter.table : undefined;
+      if (deadLetterTable !== undefined) {
+        const copied = table.allColumns.filter(
+          (column) => column !== table.columns.id && column !== table.columns.lockedUntil,
+        );
+        await checkColumns(
+          connection,
+          table,
+          copied,
+          `moveToTable settlement (to "${deadLetterTable}")`,
+          deadLetterTable,
+        );
+      }
+      const settlements = new Settlements(settleStatements(table, table.form));
+      const checks: Statement[] = settlements.known(deadLetterTable);
+      let claimer: Claimer;
+      switch (table.form) {
+        case "rowLock": {
+          const claim = rowLockClaimSql(table, group, types);
+          checks.unshift(claim);
+          claimer = new PostgresRowLockClaimer({ pool, table, group, claim, settlements });
+          break;
+        }
+        case "lease": {
+          const claim = leaseClaimSql(table, group, types);
+          const extend = leaseExtendSql(table, types);
+          checks.unshift(claim, extend);
+          claimer = new PostgresLeaseClaimer({ pool, table, group, claim, extend, settlements });
+          break;
+        }
+        case "advisory": {
+          const candidates = advisoryCandidatesSql(table, group);
+          const take = advisoryTakeSql(table, group, types);
+          checks.unshift(candidates, take);
+          claimer = new PostgresAdvisoryClaimer({
+            pool,
+            table,
+            group,
+            candidates,
+            take,
+            settlements,
+            logger: openOptions.logger,
+          });
+          break;
+        }
+      }
+      await checkStatements(connection, table, checks);
+      return claimer;
+    } finally {
+      connection.release();
+    }
+  };
+
+  const driver: PostgresDriver = {
+    name: "postgres",
+    dialect: "postgres",
+    capabilities: driverCapabilities({
+      forms: ["rowLock", "lease", "advisory"],
+      fifo: ["rowLock", "lease"],
+      isolationLevels: ["read uncommitted", "read committed", "repeatable read", "serializable"],
+      advisoryScope: "database",
+      crossProcessWake: notify,
+      transactionalPublish: true,
+    }),
+    pool,
+    channelFor,
+    open,
+    publish(
+      table: TableDefinition,
+      rows: readonly PublishRow[],
+      publishOptions: DriverPublishOptions,
+    ): Promise<readonly RowId[]> {
+      return publisher.publish(table, rows, publishOptions.client);
+    },
+    schemaSql,
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await Promise.allSettled([...listeners].map((listener) => listener.close()));
+      listeners.clear();
+      if (ownsPool) await pool.end();
+    },
+  };
+  if (notify) {
+    driver.listen = async (table: TableDefinition, onWake: () => void): Promise<WakeListener> => {
+      const listener = await ChannelListener.start(pool, channelFor(table), onWake);
+      listeners.add(listener);
+      return {
+        close: async () => {
+          listeners.delete(listener);
+          await listener.close();
+        },
+      };
+    };
+  }
+  return driver;
+}

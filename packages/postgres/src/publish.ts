@@ -1,0 +1,131 @@
+/**
+ * Publishing: one multi-row `INSERT … RETURNING id` (ids in order), in the caller's own
+ * transaction when it passes its client, with `pg_notify` in the same statement when the
+ * driver was created with `notify: true`.
+ *
+ * @module
+ */
+import { InvalidArgumentError, type PublishRow, type RowId, type TableDefinition } from "@rowclaim/core";
+import { execute, HeldConnection } from "./connection.js";
+import { normalizeError } from "./normalize-error.js";
+import type { PoolLike, QueryableLike } from "./pool-like.js";
+import { beginSql, commitSql, type PublishShape, publishSql, rollbackSql, type Statement } from "./sql.js";
+
+/** PostgreSQL takes at most 65,535 parameters a statement; larger publishes go in chunks, in one transaction. */
+const MAX_PARAMS = 60_000;
+const MAX_CACHED_SHAPES = 64;
+
+/** Builds and keeps the publish statements of each shape (row count, which optional values are given). */
+export class Publisher {
+  readonly #pool: PoolLike;
+  readonly #channelFor: ((table: TableDefinition) => string) | null;
+  readonly #cache = new Map<string, Statement>();
+
+  /** @param channelFor the NOTIFY channel of a table, or `null` to send no notification. */
+  constructor(pool: PoolLike, channelFor: ((table: TableDefinition) => string) | null) {
+    this.#pool = pool;
+    this.#channelFor = channelFor;
+  }
+
+  /** Inserts `rows` into `table` and returns their ids in order; in `client`'s transaction when given. */
+  async publish(table: TableDefinition, rows: readonly PublishRow[], client: unknown): Promise<RowId[]> {
+    if (rows.length === 0) return [];
+    const target = client === undefined ? undefined : asQueryable(table, client);
+    const perRow = 5 + table.extraColumns.length;
+    const chunkSize = Math.max(1, Math.floor(MAX_PARAMS / perRow));
+    const chunks: PublishRow[][] = [];
+    for (let start = 0; start < rows.length; start += chunkSize)
+      chunks.push(rows.slice(start, start + chunkSize));
+    try {
+      if (target !== undefined) return await this.#insertChunks(target, table, chunks);
+      if (chunks.length === 1) return await this.#insertChunks(this.#pool, table, chunks);
+      const connection = await HeldConnection.acquire(this.#pool);
+      try {
+        await connection.text(beginSql(undefined));
+        const ids = await this.#insertChunks(connection, table, chunks);
+        await connection.text(commitSql);
+        return ids;
+      } catch (error) {
+        await connection.text(rollbackSql).catch(() => undefined);
+        throw error;
+      } finally {
+        connection.release();
+      }
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, form: formName(table), statement: "publish" });
+    }
+  }
+
+  async #insertChunks(
+    queryable: QueryableLike,
+    table: TableDefinition,
+    chunks: readonly PublishRow[][],
+  ): Promise<RowId[]> {
+    const ids: RowId[] = [];
+    for (const chunk of chunks) {
+      const { stmt, values } = this.#prepare(table, chunk);
+      const result = await execute(queryable, stmt, values);
+      for (const row of result.rows) ids.push(row.rc_id as RowId);
+    }
+    return ids;
+  }
+
+  #prepare(
+    table: TableDefinition,
+    rows: readonly PublishRow[],
+  ): { stmt: Statement; values: Record<string, unknown> } {
+    const extras = table.extraColumns
+      .map((column) => ({ column, given: rows.map((row) => row.values[column] !== undefined) }))
+      .filter((extra) => extra.given.some(Boolean));
+    const shape: PublishShape = {
+      rows: rows.length,
+      priority: rows.map((row) => row.priority !== null),
+      extras,
+      notifyChannel: this.#channelFor === null ? null : this.#channelFor(table),
+    };
+    const key = JSON.stringify([table.schema, table.name, shape]);
+    let stmt = this.#cache.get(key);
+    if (stmt === undefined) {
+      stmt = publishSql(table, shape);
+      if (this.#cache.size >= MAX_CACHED_SHAPES) {
+        const oldest = this.#cache.keys().next().value;
+        if (oldest !== undefined) this.#cache.delete(oldest);
+      }
+      this.#cache.set(key, stmt);
+    }
+    const values: Record<string, unknown> = { channel: shape.notifyChannel };
+    rows.forEach((row, index) => {
+      values[`payload${index}`] = typeof row.payload === "string" ? row.payload : toBuffer(row.payload);
+      values[`group${index}`] = row.group;
+      values[`runAt${index}`] = row.runAt;
+      values[`priority${index}`] = row.priority;
+      values[`headers${index}`] = row.headers;
+      extras.forEach((extra, extraIndex) => {
+        values[`extra${extraIndex}_${index}`] = row.values[extra.column];
+      });
+    });
+    return { stmt, values };
+  }
+}
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function formName(table: TableDefinition): string {
+  return table.form === "rowLock" ? "row lock" : table.form === "advisory" ? "advisory lock" : "lease";
+}
+
+function asQueryable(table: TableDefinition, client: unknown): QueryableLike {
+  if (
+    typeof client === "object" &&
+    client !== null &&
+    typeof (client as { query?: unknown }).query === "function"
+  ) {
+    return client as QueryableLike;
+  }
+  throw new InvalidArgumentError(
+    `publish(${table.name}, …, { client }): the PostgreSQL driver takes a pg client (pg.Client or a pg.PoolClient) inside a transaction you opened with BEGIN.`,
+    { table: table.name },
+  );
+}

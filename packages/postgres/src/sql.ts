@@ -1,0 +1,500 @@
+/**
+ * Every SQL text the PostgreSQL driver sends, and the quoting of identifiers. Statements are
+ * built here once per subscription (when the claimer opens) from the table's definition: every
+ * identifier goes through {@link quoteIdent}, every value travels as a named parameter.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { IsolationLevel, TableDefinition } from "@rowclaim/core";
+
+/** Quotes an identifier for PostgreSQL: wraps it in double quotes, doubling any inside. */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** The table reference `"schema"."name"` (or `"name"` when the table names no schema). */
+export function tableRef(table: TableDefinition, name: string = table.name): string {
+  return table.schema === undefined ? quoteIdent(name) : `${quoteIdent(table.schema)}.${quoteIdent(name)}`;
+}
+
+/** The column types the catalog reports for a table, by column name (`format_type` text). */
+export type ColumnTypes = ReadonlyMap<string, string>;
+
+/** The alias under which a json payload is also selected as text, for `decodePayload`. */
+export const PAYLOAD_TEXT_ALIAS = "rowclaim$payload_text";
+
+/**
+ * One statement: its text, the names of its parameters in `$n` order, a prepared-statement
+ * name derived from the text, and what it is for (named in `SchemaError`s).
+ */
+export interface Statement {
+  readonly purpose: string;
+  readonly name: string;
+  readonly text: string;
+  readonly params: readonly string[];
+}
+
+/** Parameter values of a statement, by parameter name. */
+export type StatementValues = Readonly<Record<string, unknown>>;
+
+class ParamSlots {
+  readonly names: string[] = [];
+  /** The `$n` placeholder of the named parameter (the same name yields the same placeholder). */
+  ref(name: string): string {
+    let index = this.names.indexOf(name);
+    if (index === -1) index = this.names.push(name) - 1;
+    return `$${index + 1}`;
+  }
+}
+
+function statement(purpose: string, build: (params: ParamSlots) => string): Statement {
+  const params = new ParamSlots();
+  const text = build(params);
+  const name = `rowclaim_${createHash("sha1").update(text).digest("hex").slice(0, 24)}`;
+  return Object.freeze({ purpose, name, text, params: Object.freeze([...params.names]) });
+}
+
+/** Puts a statement's named values in `$n` order. */
+export function statementValues(stmt: Statement, values: StatementValues): unknown[] {
+  return stmt.params.map((name) => {
+    if (!(name in values))
+      throw new Error(`rowclaim/postgres: statement "${stmt.purpose}" needs parameter "${name}".`);
+    return values[name];
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fragments
+
+function col(alias: string, column: string): string {
+  return `${alias}.${quoteIdent(column)}`;
+}
+
+function isJsonType(type: string | undefined): boolean {
+  return type === "json" || type === "jsonb";
+}
+
+/** Every described column under its own name, plus a json payload's text form. */
+function selectList(table: TableDefinition, types: ColumnTypes, alias: string): string {
+  const items = table.allColumns.map((column) => `${col(alias, column)} AS ${quoteIdent(column)}`);
+  if (table.payloadType === "json" && isJsonType(types.get(table.columns.payload))) {
+    items.push(`${col(alias, table.columns.payload)}::text AS ${quoteIdent(PAYLOAD_TEXT_ALIAS)}`);
+  }
+  return items.join(", ");
+}
+
+/** `group = $group` (or `IS NULL`); empty on a table without a group column. */
+function groupCondition(
+  table: TableDefinition,
+  group: string | null,
+  alias: string,
+  params: ParamSlots,
+): string[] {
+  const column = table.columns.group;
+  if (column === undefined) return [];
+  return [
+    group === null ? `${col(alias, column)} IS NULL` : `${col(alias, column)} = ${params.ref("group")}`,
+  ];
+}
+
+function unfinishedCondition(table: TableDefinition, alias: string): string[] {
+  const column = table.columns.processedAt;
+  return column === undefined ? [] : [`${col(alias, column)} IS NULL`];
+}
+
+/** The claimable-row condition: unfinished, in the group, due, and (lease) unlocked. */
+function claimable(table: TableDefinition, group: string | null, alias: string, params: ParamSlots): string {
+  const conditions = [...unfinishedCondition(table, alias), ...groupCondition(table, group, alias, params)];
+  const { runAt, lockedUntil } = table.columns;
+  if (runAt !== undefined)
+    conditions.push(`(${col(alias, runAt)} IS NULL OR ${col(alias, runAt)} <= ${params.ref("now")})`);
+  if (lockedUntil !== undefined) {
+    conditions.push(
+      `(${col(alias, lockedUntil)} IS NULL OR ${col(alias, lockedUntil)} <= ${params.ref("now")})`,
+    );
+  }
+  return conditions.length === 0 ? "TRUE" : conditions.join(" AND ");
+}
+
+/** Claim order: priority, then runAt with NULLs first, then id. */
+function claimOrder(table: TableDefinition, alias: string): string {
+  const { priority, runAt, id } = table.columns;
+  const items: string[] = [];
+  if (priority !== undefined) items.push(`${col(alias, priority)} ASC`);
+  if (runAt !== undefined) items.push(`${col(alias, runAt)} ASC NULLS FIRST`);
+  items.push(`${col(alias, id)} ASC`);
+  return items.join(", ");
+}
+
+/**
+ * FIFO: the row is the head of its group, the first unfinished row in claim order (due or not:
+ * a head that is not due yet holds the rest of the group back).
+ */
+function fifoHead(table: TableDefinition, group: string | null, alias: string, params: ParamSlots): string {
+  const conditions = [
+    ...unfinishedCondition(table, "rc_head"),
+    ...groupCondition(table, group, "rc_head", params),
+  ];
+  const where = conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`;
+  return `${col(alias, table.columns.id)} = (SELECT ${col("rc_head", table.columns.id)} FROM ${tableRef(table)} AS rc_head${where} ORDER BY ${claimOrder(table, "rc_head")} LIMIT 1)`;
+}
+
+/** `BEGIN`, with the table's isolation level when it names one. */
+export function beginSql(isolation: IsolationLevel | undefined): string {
+  return isolation === undefined ? "BEGIN" : `BEGIN ISOLATION LEVEL ${isolation.toUpperCase()}`;
+}
+
+/** Ends a transaction. */
+export const commitSql = "COMMIT";
+/** Undoes a transaction. */
+export const rollbackSql = "ROLLBACK";
+
+/** Reads the server version. */
+export const serverVersionSql =
+  "SELECT current_setting('server_version_num') AS version_num, current_setting('server_version') AS version";
+
+/** Reads a table's columns and their types; `$1` is the table reference as text (`to_regclass`). */
+export const tableColumnsSql =
+  "SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type FROM pg_catalog.pg_attribute a " +
+  "WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum";
+
+/** Prepares a statement only to check it against the schema (`PREPARE`, then {@link deallocateSql}). */
+export function prepareCheckSql(name: string, text: string): string {
+  return `PREPARE ${quoteIdent(name)} AS ${text}`;
+}
+
+/** Drops a statement prepared by {@link prepareCheckSql}. */
+export function deallocateSql(name: string): string {
+  return `DEALLOCATE ${quoteIdent(name)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Advisory locks (the advisory form and the FIFO guard)
+
+/** Tries a session advisory lock on the key's 64-bit hash, never waiting. */
+export const tryAdvisoryLock = statement(
+  "advisory lock",
+  (p) => `SELECT pg_try_advisory_lock(hashtextextended(${p.ref("key")}::text, 0)) AS locked`,
+);
+
+/** Releases a session advisory lock taken by {@link tryAdvisoryLock}. */
+export const advisoryUnlock = statement(
+  "advisory unlock",
+  (p) => `SELECT pg_advisory_unlock(hashtextextended(${p.ref("key")}::text, 0)) AS unlocked`,
+);
+
+/** FIFO guard, row lock form: a transaction lock on the group's key, never waiting. */
+export const fifoTryGuard = statement(
+  "FIFO group guard",
+  (p) => `SELECT pg_try_advisory_xact_lock(hashtextextended(${p.ref("key")}::text, 0)) AS locked`,
+);
+
+/** FIFO guard, lease form: a transaction lock on the group's key, waiting for the other claim to commit. */
+export const fifoWaitGuard = statement(
+  "FIFO group guard",
+  (p) => `SELECT pg_advisory_xact_lock(hashtextextended(${p.ref("key")}::text, 0)) AS locked`,
+);
+
+// ---------------------------------------------------------------------------------------------
+// Claims
+
+/**
+ * Row lock claim: locks up to `$limit` due rows in claim order, skipping rows other claims hold.
+ * A FIFO claim (under its group guard) takes the group's head only, if it is due, and waits for
+ * its lock rather than skip it.
+ */
+export function rowLockClaimSql(table: TableDefinition, group: string | null, types: ColumnTypes): Statement {
+  return statement("row lock claim", (p) => {
+    let where = claimable(table, group, "rc_src", p);
+    if (table.fifo) where += ` AND ${fifoHead(table, group, "rc_src", p)}`;
+    const limit = table.fifo ? "1" : p.ref("limit");
+    const lock = table.fifo ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED";
+    return `SELECT ${selectList(table, types, "rc_src")} FROM ${tableRef(table)} AS rc_src WHERE ${where} ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limit} ${lock}`;
+  });
+}
+
+/**
+ * Lease claim, one statement: a CTE locks the due rows in claim order (skipping rows other
+ * claims hold), and the UPDATE writes `$expiry` and counts the attempt on the rows it found,
+ * returning them. A FIFO claim takes the head only, and nothing while a row of the group holds
+ * a lease that has not run out.
+ */
+export function leaseClaimSql(table: TableDefinition, group: string | null, types: ColumnTypes): Statement {
+  return statement("lease claim", (p) => {
+    const { id, lockedUntil, attempt } = table.columns;
+    const until = lockedUntil as string;
+    let where = claimable(table, group, "rc_src", p);
+    if (table.fifo) {
+      const busy = [
+        ...unfinishedCondition(table, "rc_busy"),
+        ...groupCondition(table, group, "rc_busy", p),
+        `${col("rc_busy", until)} > ${p.ref("now")}`,
+      ];
+      where += ` AND ${fifoHead(table, group, "rc_src", p)}`;
+      where += ` AND NOT EXISTS (SELECT 1 FROM ${tableRef(table)} AS rc_busy WHERE ${busy.join(" AND ")})`;
+    }
+    const limit = table.fifo ? "1" : p.ref("limit");
+    const lock = table.fifo ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED";
+    const sets = [`${quoteIdent(until)} = ${p.ref("expiry")}`];
+    if (attempt !== undefined) sets.push(`${quoteIdent(attempt)} = ${col("rc_row", attempt)} + 1`);
+    return (
+      `WITH rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
+      `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limit} ${lock}) ` +
+      `UPDATE ${tableRef(table)} AS rc_row SET ${sets.join(", ")} FROM rc_pick WHERE ${col("rc_row", id)} = rc_pick.rc_id ` +
+      `RETURNING ${selectList(table, types, "rc_row")}`
+    );
+  });
+}
+
+/**
+ * Lease extension, one statement: moves every held lease whose row still holds its token
+ * (`$ids[i]`, `$tokens[i]` pairs) to `$expiry`, returning the ids it moved.
+ */
+export function leaseExtendSql(table: TableDefinition, types: ColumnTypes): Statement {
+  return statement("lease extension", (p) => {
+    const { id, lockedUntil } = table.columns;
+    const until = lockedUntil as string;
+    const idType = types.get(id) ?? "text";
+    const untilType = types.get(until) ?? "timestamp with time zone";
+    return (
+      `UPDATE ${tableRef(table)} AS rc_row SET ${quoteIdent(until)} = ${p.ref("expiry")} ` +
+      `FROM unnest(${p.ref("ids")}::${idType}[], ${p.ref("tokens")}::${untilType}[]) AS rc_held(rc_id, rc_until) ` +
+      `WHERE ${col("rc_row", id)} = rc_held.rc_id AND ${col("rc_row", until)} = rc_held.rc_until ` +
+      `RETURNING ${col("rc_row", id)} AS rc_id`
+    );
+  });
+}
+
+/** How many candidate rows an advisory claim looks at before it picks one per key. */
+export const ADVISORY_WINDOW_FACTOR = 20;
+
+/** The advisory key rendered in SQL: literals as parameters, columns cast to text, NULL as ''. */
+function renderedKey(table: TableDefinition, alias: string, p: ParamSlots): string {
+  const parts = table.advisoryKey?.parts ?? [];
+  const rendered = parts.map((part, index) =>
+    "literal" in part ? `${p.ref(`keyLiteral${index}`)}::text` : `${col(alias, part.column)}::text`,
+  );
+  return rendered.length === 0 ? "''" : `concat(${rendered.join(", ")})`;
+}
+
+/**
+ * Advisory candidates: due rows in claim order with their rendered keys, one row per key (the
+ * first in claim order), among the first `$window` due rows. No row is locked.
+ */
+export function advisoryCandidatesSql(table: TableDefinition, group: string | null): Statement {
+  return statement("advisory claim", (p) => {
+    const { id, priority, runAt } = table.columns;
+    const key = renderedKey(table, "rc_src", p);
+    const orderCols: string[] = [];
+    const outerOrder: string[] = [];
+    if (priority !== undefined) {
+      orderCols.push(`${col("rc_src", priority)} AS rc_o1`);
+      outerOrder.push("rc_o1 ASC");
+    }
+    if (runAt !== undefined) {
+      orderCols.push(`${col("rc_src", runAt)} AS rc_o2`);
+      outerOrder.push("rc_o2 ASC NULLS FIRST");
+    }
+    outerOrder.push("rc_id ASC");
+    const inner =
+      `SELECT ${[`${col("rc_src", id)} AS rc_id`, `${key} AS rc_key`, ...orderCols].join(", ")} FROM ${tableRef(table)} AS rc_src ` +
+      `WHERE ${claimable(table, group, "rc_src", p)} ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${p.ref("window")}`;
+    const distinct = `SELECT DISTINCT ON (rc_key) * FROM (${inner}) AS rc_w ORDER BY rc_key, ${outerOrder.join(", ")}`;
+    return `SELECT rc_id, rc_key FROM (${distinct}) AS rc_c ORDER BY ${outerOrder.join(", ")} LIMIT ${p.ref("limit")}`;
+  });
+}
+
+/** The literal parts of the advisory key, as the candidates statement's parameters. */
+export function advisoryKeyValues(table: TableDefinition): Record<string, string> {
+  const values: Record<string, string> = {};
+  (table.advisoryKey?.parts ?? []).forEach((part, index) => {
+    if ("literal" in part) values[`keyLiteral${index}`] = part.literal;
+  });
+  return values;
+}
+
+/**
+ * Advisory take: counts the attempt on the row while it is still claimable and its key is still
+ * the one locked, and reads it (a table without an attempt column only reads it).
+ */
+export function advisoryTakeSql(table: TableDefinition, group: string | null, types: ColumnTypes): Statement {
+  return statement("advisory take", (p) => {
+    const { id, attempt } = table.columns;
+    const where = `${col("rc_src", id)} = ${p.ref("id")} AND ${renderedKey(table, "rc_src", p)} = ${p.ref("key")}::text AND ${claimable(table, group, "rc_src", p)}`;
+    if (attempt === undefined) {
+      return `SELECT ${selectList(table, types, "rc_src")} FROM ${tableRef(table)} AS rc_src WHERE ${where}`;
+    }
+    return (
+      `UPDATE ${tableRef(table)} AS rc_src SET ${quoteIdent(attempt)} = ${col("rc_src", attempt)} + 1 ` +
+      `WHERE ${where} RETURNING ${selectList(table, types, "rc_src")}`
+    );
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settlements
+
+/** The form a settlement statement is written for: where attempts are counted, what is conditional. */
+export type SettleForm = "rowLock" | "lease" | "advisory";
+
+/** The settlement statements of one table in one form (`null` where the settlement changes nothing). */
+export interface SettleStatements {
+  readonly delete: Statement;
+  readonly markProcessed: Statement | null;
+  readonly release: Statement | null;
+  readonly moveToGroup: Statement | null;
+  /** Builds the move to another table (same schema, same columns). */
+  moveToTable(target: string): Statement;
+}
+
+/**
+ * Builds the settlement statements: every one targets `$id`; in the lease form every one also
+ * requires the row to hold `$token`; in the row lock form every one that keeps the row counts
+ * the attempt.
+ */
+export function settleStatements(table: TableDefinition, form: SettleForm): SettleStatements {
+  const { id, attempt, runAt, group, processedAt, lockedUntil } = table.columns;
+  const where = (p: ParamSlots): string => {
+    const conditions = [`${quoteIdent(id)} = ${p.ref("id")}`];
+    if (form === "lease" && lockedUntil !== undefined)
+      conditions.push(`${quoteIdent(lockedUntil)} = ${p.ref("token")}`);
+    return conditions.join(" AND ");
+  };
+  const keepSets = (): string[] => {
+    const sets: string[] = [];
+    if (form === "rowLock" && attempt !== undefined)
+      sets.push(`${quoteIdent(attempt)} = ${quoteIdent(attempt)} + 1`);
+    if (form === "lease" && lockedUntil !== undefined) sets.push(`${quoteIdent(lockedUntil)} = NULL`);
+    return sets;
+  };
+  const update = (purpose: string, own: (p: ParamSlots) => string[]): Statement | null => {
+    const probe = new ParamSlots();
+    if (own(probe).length === 0 && keepSets().length === 0) return null;
+    return statement(
+      purpose,
+      (p) => `UPDATE ${tableRef(table)} SET ${[...own(p), ...keepSets()].join(", ")} WHERE ${where(p)}`,
+    );
+  };
+  return {
+    delete: statement("delete settlement", (p) => `DELETE FROM ${tableRef(table)} WHERE ${where(p)}`),
+    markProcessed:
+      processedAt === undefined
+        ? null
+        : update("markProcessed settlement", (p) => [`${quoteIdent(processedAt)} = ${p.ref("at")}`]),
+    release: update("release settlement", (p) =>
+      runAt === undefined ? [] : [`${quoteIdent(runAt)} = COALESCE(${p.ref("runAt")}, ${quoteIdent(runAt)})`],
+    ),
+    moveToGroup:
+      group === undefined
+        ? null
+        : update("moveToGroup settlement", (p) => [`${quoteIdent(group)} = ${p.ref("group")}`]),
+    moveToTable: (target) =>
+      statement(`moveToTable settlement (to "${target}")`, (p) => {
+        const copied = table.allColumns.filter((column) => column !== id && column !== lockedUntil);
+        const values = copied.map((column) =>
+          column === attempt && form === "rowLock"
+            ? `rc_moved.${quoteIdent(column)} + 1`
+            : `rc_moved.${quoteIdent(column)}`,
+        );
+        return (
+          `WITH rc_moved AS (DELETE FROM ${tableRef(table)} WHERE ${where(p)} RETURNING ${copied.map(quoteIdent).join(", ")}) ` +
+          `INSERT INTO ${tableRef(table, target)} (${copied.map(quoteIdent).join(", ")}) SELECT ${values.join(", ")} FROM rc_moved`
+        );
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Publish
+
+/** Which optional values a publish statement carries, row by row. */
+export interface PublishShape {
+  readonly rows: number;
+  /** Per row: whether a priority is given (else the column default). */
+  readonly priority: readonly boolean[];
+  /** Extra columns the statement names, and per row whether it gives each. */
+  readonly extras: readonly { readonly column: string; readonly given: readonly boolean[] }[];
+  /** The NOTIFY channel to signal in the same statement, if any. */
+  readonly notifyChannel: string | null;
+}
+
+/**
+ * The multi-row INSERT of a publish, returning the ids in order (as `rc_id`). Parameters are
+ * named `<field><row>`. With a channel it also sends `pg_notify(channel, '')` in the same
+ * statement, so the notification goes out only if the insert commits.
+ */
+export function publishSql(table: TableDefinition, shape: PublishShape): Statement {
+  return statement("publish", (p) => {
+    const { payload, group, runAt, priority, headers, id } = table.columns;
+    const columns: string[] = [payload];
+    if (group !== undefined) columns.push(group);
+    if (runAt !== undefined) columns.push(runAt);
+    if (priority !== undefined) columns.push(priority);
+    if (headers !== undefined) columns.push(headers);
+    for (const extra of shape.extras) columns.push(extra.column);
+    const tuples: string[] = [];
+    for (let row = 0; row < shape.rows; row++) {
+      const items = [p.ref(`payload${row}`)];
+      if (group !== undefined) items.push(p.ref(`group${row}`));
+      if (runAt !== undefined) items.push(p.ref(`runAt${row}`));
+      if (priority !== undefined)
+        items.push(shape.priority[row] === true ? p.ref(`priority${row}`) : "DEFAULT");
+      if (headers !== undefined) items.push(p.ref(`headers${row}`));
+      shape.extras.forEach((extra, index) => {
+        items.push(extra.given[row] === true ? p.ref(`extra${index}_${row}`) : "DEFAULT");
+      });
+      tuples.push(`(${items.join(", ")})`);
+    }
+    const insert = `INSERT INTO ${tableRef(table)} (${columns.map(quoteIdent).join(", ")}) VALUES ${tuples.join(", ")} RETURNING ${quoteIdent(id)} AS rc_id`;
+    if (shape.notifyChannel === null) return insert;
+    return `WITH rc_ins AS (${insert}) SELECT rc_ins.rc_id, pg_notify(${p.ref("channel")}::text, '') AS rc_notified FROM rc_ins`;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// LISTEN / NOTIFY
+
+/** Starts listening on a channel (the channel is quoted as an identifier). */
+export function listenSql(channel: string): string {
+  return `LISTEN ${quoteIdent(channel)}`;
+}
+
+/** Stops every LISTEN of the session. */
+export const unlistenAllSql = "UNLISTEN *";
+
+// ---------------------------------------------------------------------------------------------
+// Recommended schema
+
+/**
+ * The recommended `CREATE TABLE` for a table description, and its claim-order index (partial
+ * on unfinished rows where the table has a processedAt column).
+ */
+export function schemaSql(table: TableDefinition): string {
+  const c = table.columns;
+  const payloadType =
+    table.payloadType === "json" ? "jsonb" : table.payloadType === "text" ? "text" : "bytea";
+  const lines = [
+    `${quoteIdent(c.id)} bigserial PRIMARY KEY`,
+    `${quoteIdent(c.payload)} ${payloadType} NOT NULL`,
+  ];
+  if (c.attempt !== undefined) lines.push(`${quoteIdent(c.attempt)} integer NOT NULL DEFAULT 1`);
+  if (c.runAt !== undefined) lines.push(`${quoteIdent(c.runAt)} timestamptz`);
+  if (c.priority !== undefined) lines.push(`${quoteIdent(c.priority)} integer NOT NULL DEFAULT 0`);
+  if (c.group !== undefined) lines.push(`${quoteIdent(c.group)} text`);
+  if (c.processedAt !== undefined) lines.push(`${quoteIdent(c.processedAt)} timestamptz`);
+  if (c.lockedUntil !== undefined) lines.push(`${quoteIdent(c.lockedUntil)} timestamptz`);
+  if (c.headers !== undefined) lines.push(`${quoteIdent(c.headers)} jsonb`);
+  for (const extra of table.extraColumns) lines.push(`${quoteIdent(extra)} text`);
+  const indexCols: string[] = [];
+  if (c.group !== undefined) indexCols.push(quoteIdent(c.group));
+  if (c.priority !== undefined) indexCols.push(quoteIdent(c.priority));
+  if (c.runAt !== undefined) indexCols.push(`${quoteIdent(c.runAt)} NULLS FIRST`);
+  indexCols.push(quoteIdent(c.id));
+  const partial = c.processedAt === undefined ? "" : ` WHERE ${quoteIdent(c.processedAt)} IS NULL`;
+  const indexName = quoteIdent(`${table.name}_claim_order`.slice(0, 63));
+  return (
+    `CREATE TABLE IF NOT EXISTS ${tableRef(table)} (\n  ${lines.join(",\n  ")}\n);\n` +
+    `CREATE INDEX IF NOT EXISTS ${indexName} ON ${tableRef(table)} (${indexCols.join(", ")})${partial};\n`
+  );
+}

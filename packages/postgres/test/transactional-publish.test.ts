@@ -1,0 +1,66 @@
+import { createBroker, type Delivery, silentLogger } from "@rowclaim/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeTable, TestDb, uniqueName, waitFor } from "./helpers.js";
+
+let db: TestDb;
+beforeAll(async () => {
+  db = await TestDb.open();
+});
+afterAll(async () => {
+  await db.close();
+});
+
+describe("publish inside the caller's transaction", () => {
+  it("a row published with { client } exists only once the caller commits", async () => {
+    const table = await db.create(describeTable("lease", uniqueName("rc_txpub")));
+    const broker = createBroker({ driver: db.driver(), logger: silentLogger });
+    const client = await db.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const id = await broker.publish(table, { order: 1 }, { client });
+      expect(id).toBeDefined();
+      expect(await db.rows(table)).toHaveLength(0);
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    const rows = await db.rows(table);
+    expect(rows.map((row) => row.payload)).toEqual([{ order: 1 }]);
+    await broker.close();
+  });
+
+  it("a row published with { client } is gone when the caller rolls back, and no subscription sees it", async () => {
+    const table = await db.create(describeTable("rowLock", uniqueName("rc_txpub_rb")));
+    const broker = createBroker({ driver: db.driver(), logger: silentLogger });
+    const seen: Delivery[] = [];
+    await broker.subscribe(
+      table,
+      (delivery) => {
+        seen.push(delivery);
+      },
+      { pollInterval: 20 },
+    );
+    const client = await db.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await broker.publishMany(table, [{ payload: 1 }, { payload: 2 }], { client });
+      await client.query("ROLLBACK");
+    } finally {
+      client.release();
+    }
+    await broker.publish(table, 3);
+    await waitFor(() => seen.length === 1, { what: "the committed row" });
+    expect(seen.map((d) => d.payload)).toEqual([3]);
+    expect(await db.rows(table)).toHaveLength(0);
+    await broker.close();
+  });
+
+  it("a client that is not a pg client is refused with INVALID_ARGUMENT", async () => {
+    const table = await db.create(describeTable("rowLock", uniqueName("rc_txpub_bad")));
+    const broker = createBroker({ driver: db.driver(), logger: silentLogger });
+    await expect(broker.publish(table, 1, { client: { nope: true } })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
+    await broker.close();
+  });
+});

@@ -1,0 +1,152 @@
+/**
+ * The advisory lock form on SQLite, with keys kept in the process per database file (see
+ * `keys.ts`). A claim, in one transaction of the table's mode, selects for each rendered key
+ * not held in the process its first claimable row (keys rendered in SQL: literals as
+ * parameters, columns cast to text, NULL as the empty string), holds each key, and takes the row
+ * while it is still claimable (`attempt = attempt + 1`, read back); a take that finds nothing
+ * drops its key. A settlement runs by id and then drops the key; a release drops the key.
+ *
+ * Two processes on one database file do not see each other's keys, and a row may then be
+ * delivered twice.
+ *
+ * @module
+ */
+import type {
+  AdvisoryClaimer,
+  Claimed,
+  ClaimedRow,
+  ClaimRequest,
+  Settlement,
+  TableDefinition,
+} from "@rowclaim/core";
+import { retryBusy } from "./busy-retry.js";
+import type { SqliteStatement } from "./database.js";
+import { HeldKey, heldKeys } from "./keys.js";
+import type { ClaimerContext } from "./lease.js";
+import { normalizeError } from "./normalize-error.js";
+import { toClaimedRow, toEpochMs } from "./rows.js";
+import { checkSchema } from "./schema.js";
+import { SettlementStatements } from "./settle.js";
+import { advisoryCandidatesSql, advisoryKeySql, advisoryTakeSql, quoteColumns } from "./sql.js";
+import { inTransaction } from "./transaction.js";
+
+/** How many candidates a claim reads per row it may take, so that a vanished row can be passed over. */
+const CANDIDATES_PER_ROW = 2;
+
+/** How many claimable rows with free keys a claim looks at, at least: the rows sharing a key count once. */
+const CANDIDATE_WINDOW = 64;
+
+/** The advisory lock form's claimer for one subscription. */
+export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
+  readonly form = "advisory";
+  readonly #table: TableDefinition;
+  readonly #context: ClaimerContext;
+  readonly #literals: Readonly<Record<string, string>>;
+  readonly #candidates: SqliteStatement;
+  readonly #candidatesSql: string;
+  readonly #take: SqliteStatement;
+  readonly #takeCounts: boolean;
+  readonly #settlements: SettlementStatements;
+
+  /**
+   * Checks the table (every described column, the dead-letter table) and prepares every
+   * statement.
+   *
+   * @throws {SchemaError} a table or column is missing.
+   * @throws {ServerTooOldError} SQLite is older than 3.35.
+   */
+  constructor(table: TableDefinition, context: ClaimerContext) {
+    const columns = quoteColumns(table);
+    const key = advisoryKeySql(table);
+    this.#table = table;
+    this.#context = context;
+    this.#literals = key.literals;
+    this.#candidatesSql = advisoryCandidatesSql(columns, key.sql);
+    const takeSql = advisoryTakeSql(columns);
+    this.#takeCounts = columns.attempt !== undefined;
+    checkSchema(context.db, table, { name: table.name, role: "table" }, table.allColumns, [
+      { name: "the advisory candidate select (rows with their keys)", sql: this.#candidatesSql },
+      { name: "the advisory take", sql: takeSql },
+      ...SettlementStatements.named(columns, false),
+    ]);
+    try {
+      this.#candidates = context.db.prepare(this.#candidatesSql);
+      this.#take = context.db.prepare(takeSql);
+      this.#settlements = new SettlementStatements(context.db, table, columns, false);
+    } catch (error) {
+      throw normalizeError(error, {
+        table: table.name,
+        operation: "preparing the advisory statements",
+        statement: this.#candidatesSql,
+      });
+    }
+  }
+
+  async claim(request: ClaimRequest): Promise<readonly Claimed<HeldKey>[]> {
+    const { db, group, mode, busy } = this.#context;
+    const limit = Math.max(1, Math.floor(request.limit));
+    const now = toEpochMs(request.now);
+    try {
+      return await retryBusy(db, busy, () => {
+        const keys = heldKeys(db);
+        const taken: Claimed<HeldKey>[] = [];
+        const holding: HeldKey[] = [];
+        try {
+          return inTransaction(db, mode, () => {
+            const candidates = this.#candidates.all({
+              ...this.#literals,
+              group,
+              now,
+              held: JSON.stringify([...keys]),
+              limit: limit * CANDIDATES_PER_ROW,
+              window: Math.max(CANDIDATE_WINDOW, limit * CANDIDATES_PER_ROW * 8),
+            }) as { rid: unknown; rkey: unknown }[];
+            for (const candidate of candidates) {
+              if (taken.length >= limit) break;
+              const key = String(candidate.rkey ?? "");
+              if (keys.has(key)) continue;
+              const token = new HeldKey(keys, key);
+              holding.push(token);
+              const row = this.#take.get({ id: candidate.rid, group, now });
+              if (row === undefined) {
+                token.drop();
+                continue;
+              }
+              taken.push({ row: toClaimedRow(this.#table, row, this.#takeCounts), token });
+            }
+            return taken;
+          });
+        } catch (error) {
+          for (const token of holding) token.drop();
+          throw error;
+        }
+      });
+    } catch (error) {
+      throw normalizeError(error, {
+        table: this.#table.name,
+        operation: "the advisory claim",
+        statement: this.#candidatesSql,
+      });
+    }
+  }
+
+  async settle(token: HeldKey, row: ClaimedRow, settlement: Settlement): Promise<void> {
+    const { db, busy } = this.#context;
+    try {
+      await retryBusy(db, busy, () => this.#settlements.apply(row.id, undefined, settlement));
+    } catch (error) {
+      throw normalizeError(error, {
+        table: this.#table.name,
+        operation: `the ${settlement.kind} settlement of row ${String(row.id)}`,
+      });
+    } finally {
+      token.drop();
+    }
+  }
+
+  async release(token: HeldKey): Promise<void> {
+    token.drop();
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,91 @@
+/**
+ * Retrying through SQLite lock contention. better-sqlite3 waits up to the connection's busy
+ * timeout inside a statement (blocking the event loop), so the driver keeps that timeout short
+ * and retries a statement or transaction that still meets `SQLITE_BUSY` / `SQLITE_LOCKED` a
+ * bounded number of times, waiting a little longer (asynchronously) before each try.
+ *
+ * @module
+ */
+import type { SqliteDatabase } from "./database.js";
+import { isBusyError } from "./normalize-error.js";
+
+/** How contention is retried. */
+export interface BusyRetryOptions {
+  /** How many times an operation is tried at most. Default 25. */
+  readonly attempts?: number;
+  /** The first wait, in milliseconds; doubled after each try. Default 5. */
+  readonly initialDelayMs?: number;
+  /** The longest wait, in milliseconds. Default 250. */
+  readonly maxDelayMs?: number;
+}
+
+/** {@link BusyRetryOptions} with every value filled. */
+export type BusyRetryPolicy = Required<BusyRetryOptions>;
+
+/** Fills the defaults of {@link BusyRetryOptions}. */
+export function busyRetryPolicy(options: BusyRetryOptions = {}): BusyRetryPolicy {
+  return {
+    attempts: Math.max(1, Math.floor(options.attempts ?? 25)),
+    initialDelayMs: Math.max(0, options.initialDelayMs ?? 5),
+    maxDelayMs: Math.max(0, options.maxDelayMs ?? 250),
+  };
+}
+
+/**
+ * Thrown (and retried like `SQLITE_BUSY`) when the connection is inside a transaction that the
+ * driver did not open: the user's own transaction on a shared `Database`. The driver waits for
+ * it to end rather than run a claim or settlement inside it.
+ */
+export class ForeignTransactionError extends Error {
+  /** Always `"SQLITE_BUSY"`, so that it is retried as contention. */
+  readonly code = "SQLITE_BUSY";
+  constructor() {
+    super(
+      "The SQLite connection is inside a transaction the rowclaim driver did not open; waiting for it to end.",
+    );
+    this.name = "ForeignTransactionError";
+  }
+}
+
+/**
+ * Runs `operation` (synchronous work on `db`), retrying on lock contention. The first try runs
+ * at once, inside the call; later tries after a growing wait. `operation` must leave no
+ * transaction open when it throws. A transaction that is open on `db` before a try counts as
+ * contention too (see {@link ForeignTransactionError}) unless `foreignTransaction` is `"join"`,
+ * which runs `operation` inside it (a publish on the user's own connection).
+ *
+ * @returns what `operation` returned.
+ * @throws the last contention error once every try met contention, or any other error at once.
+ */
+export function retryBusy<T>(
+  db: SqliteDatabase,
+  policy: BusyRetryPolicy,
+  operation: () => T,
+  foreignTransaction: "wait" | "join" = "wait",
+): Promise<T> {
+  const attempt = (): T => {
+    if (foreignTransaction === "wait" && db.open && db.inTransaction) throw new ForeignTransactionError();
+    return operation();
+  };
+  try {
+    return Promise.resolve(attempt());
+  } catch (error) {
+    if (!isBusyError(error) || policy.attempts <= 1) return Promise.reject(error);
+  }
+  return (async () => {
+    let delay = policy.initialDelayMs;
+    for (let tried = 1; ; tried += 1) {
+      await sleep(delay * (0.5 + Math.random()));
+      delay = Math.min(policy.maxDelayMs, Math.max(1, delay * 2));
+      try {
+        return attempt();
+      } catch (error) {
+        if (!isBusyError(error) || tried + 1 >= policy.attempts) throw error;
+      }
+    }
+  })();
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

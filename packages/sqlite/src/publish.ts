@@ -1,0 +1,147 @@
+/**
+ * Publishing on SQLite: one multi-row `INSERT … RETURNING id` per run of rows that fill the same
+ * columns (a row without a priority leaves the column to its default), chunked below SQLite's
+ * parameter limit, all in one transaction, with the ids returned in order.
+ *
+ * @module
+ */
+import { InvalidArgumentError, type PublishRow, type RowId, type TableDefinition } from "@rowclaim/core";
+import type { SqliteDatabase, SqliteStatement } from "./database.js";
+import { toEpochMs } from "./rows.js";
+import { publishSql, type QuotedColumns, quoteColumns, quoteIdentifier } from "./sql.js";
+import { inTransaction } from "./transaction.js";
+
+/** SQLite's default limit on parameters in one statement (SQLITE_MAX_VARIABLE_NUMBER, 3.32+). */
+export const SQLITE_MAX_PARAMETERS = 32_766;
+
+/** The most rows one insert statement carries, so that prepared inserts stay few and small. */
+const MAX_ROWS_PER_INSERT = 500;
+
+/** The most insert statements kept prepared per connection. */
+const MAX_CACHED_INSERTS = 64;
+
+interface Run {
+  readonly columns: readonly string[];
+  readonly rows: (readonly unknown[])[];
+}
+
+/** Builds the inserts of one table; made once per table. */
+export class TablePublisher {
+  readonly #table: TableDefinition;
+  readonly #columns: QuotedColumns;
+  readonly #extra: ReadonlyMap<string, string>;
+
+  constructor(table: TableDefinition) {
+    this.#table = table;
+    this.#columns = quoteColumns(table);
+    this.#extra = new Map(table.extraColumns.map((column) => [column, quoteIdentifier(column)]));
+  }
+
+  /**
+   * Inserts `rows` on `db` and returns their ids in order. Runs in one transaction of its own
+   * unless `db` is already inside one (the caller's), where it joins it.
+   */
+  publish(db: SqliteDatabase, rows: readonly PublishRow[]): RowId[] {
+    const runs = this.#runs(rows);
+    const insert = (): RowId[] => runs.flatMap((run) => this.#insert(db, run));
+    if (db.inTransaction || (runs.length === 1 && (runs[0]?.rows.length ?? 0) <= this.#chunkSize(runs[0])))
+      return insert();
+    return inTransaction(db, "immediate", insert);
+  }
+
+  #chunkSize(run: Run | undefined): number {
+    const width = Math.max(1, run?.columns.length ?? 1);
+    return Math.max(1, Math.min(MAX_ROWS_PER_INSERT, Math.floor(SQLITE_MAX_PARAMETERS / width)));
+  }
+
+  #insert(db: SqliteDatabase, run: Run): RowId[] {
+    const size = this.#chunkSize(run);
+    const ids: RowId[] = [];
+    for (let start = 0; start < run.rows.length; start += size) {
+      const chunk = run.rows.slice(start, start + size);
+      const statement = prepareCached(db, publishSql(this.#columns, run.columns, chunk.length));
+      let returned: Record<string, unknown>[];
+      try {
+        returned = statement.all(chunk.flat()) as Record<string, unknown>[];
+      } catch (error) {
+        if (error instanceof TypeError && /bind/i.test(error.message)) {
+          throw new InvalidArgumentError(
+            `publish(${this.#table.name}): a value cannot be stored in SQLite (${error.message}). Publish numbers, strings, bigints, booleans, Dates, Uint8Arrays or null in values.`,
+            { table: this.#table.name, cause: error },
+          );
+        }
+        throw error;
+      }
+      for (const row of returned) ids.push(row[this.#table.columns.id] as RowId);
+    }
+    return ids;
+  }
+
+  /** Splits rows into runs of consecutive rows that fill the same columns. */
+  #runs(rows: readonly PublishRow[]): Run[] {
+    const c = this.#columns;
+    const runs: Run[] = [];
+    let shape = "";
+    for (const row of rows) {
+      const columns: string[] = [c.payload];
+      const values: unknown[] = [row.payload];
+      if (c.group !== undefined) {
+        columns.push(c.group);
+        values.push(row.group);
+      }
+      if (c.runAt !== undefined) {
+        columns.push(c.runAt);
+        values.push(row.runAt === null ? null : toEpochMs(row.runAt));
+      }
+      if (c.priority !== undefined && row.priority !== null) {
+        columns.push(c.priority);
+        values.push(toSqliteValue(row.priority));
+      }
+      if (c.headers !== undefined) {
+        columns.push(c.headers);
+        values.push(row.headers);
+      }
+      for (const [name, quoted] of this.#extra) {
+        if (!Object.hasOwn(row.values, name)) continue;
+        columns.push(quoted);
+        values.push(toSqliteValue(row.values[name]));
+      }
+      const rowShape = columns.join("\u0000");
+      const last = runs[runs.length - 1];
+      if (last !== undefined && rowShape === shape) last.rows.push(values);
+      else runs.push({ columns, rows: [values] });
+      shape = rowShape;
+    }
+    return runs;
+  }
+}
+
+/**
+ * Converts a value for an extra column: whole numbers to bigints (better-sqlite3 binds every
+ * JavaScript number as REAL, which an untyped column would keep, so that `7` would render as
+ * `7.0` in an advisory key), Dates to epoch milliseconds, booleans to 1/0, undefined to NULL.
+ */
+export function toSqliteValue(value: unknown): unknown {
+  if (value === undefined) return null;
+  if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
+  if (value instanceof Date) return BigInt(toEpochMs(value));
+  if (typeof value === "boolean") return value ? 1n : 0n;
+  return value;
+}
+
+const inserts = new WeakMap<SqliteDatabase, Map<string, SqliteStatement>>();
+
+function prepareCached(db: SqliteDatabase, sql: string): SqliteStatement {
+  let cache = inserts.get(db);
+  if (cache === undefined) {
+    cache = new Map();
+    inserts.set(db, cache);
+  }
+  let statement = cache.get(sql);
+  if (statement === undefined) {
+    statement = db.prepare(sql);
+    if (cache.size >= MAX_CACHED_INSERTS) cache.clear();
+    cache.set(sql, statement);
+  }
+  return statement;
+}

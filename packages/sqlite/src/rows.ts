@@ -1,0 +1,75 @@
+/**
+ * Turning rows read from SQLite into the broker's {@link ClaimedRow}s, and claim order in
+ * JavaScript (SQLite's `UPDATE … RETURNING` returns rows in no particular order).
+ *
+ * @module
+ */
+import {
+  type ClaimedRow,
+  decodeHeaders,
+  decodePayload,
+  type RowId,
+  type TableDefinition,
+} from "@rowclaim/core";
+
+/**
+ * Decodes one row (every described column, by name) into a {@link ClaimedRow}. `counted`: the
+ * row was read after its claim counted the attempt, so the attempt before the claim is one less.
+ */
+export function toClaimedRow(table: TableDefinition, raw: unknown, counted: boolean): ClaimedRow {
+  const row = raw as Record<string, unknown>;
+  const { columns } = table;
+  const attemptValue = columns.attempt === undefined ? undefined : row[columns.attempt];
+  const attempt =
+    attemptValue === undefined || attemptValue === null ? 1 : Number(attemptValue) - (counted ? 1 : 0);
+  const group = columns.group === undefined ? null : row[columns.group];
+  return {
+    id: row[columns.id] as RowId,
+    payload: decodePayload(table, row[columns.payload]),
+    attempt,
+    group: group === null || group === undefined ? null : String(group),
+    headers: columns.headers === undefined ? {} : decodeHeaders(row[columns.headers]),
+    row,
+  };
+}
+
+/** SQLite's order between storage classes: NULL, then numbers, then text, then blobs. */
+function storageRank(value: unknown): number {
+  if (value === null || value === undefined) return 0;
+  if (typeof value === "number" || typeof value === "bigint") return 1;
+  if (typeof value === "string") return 2;
+  return 3;
+}
+
+/** Compares two column values the way SQLite's ascending `ORDER BY` does (NULLs first). */
+export function compareSqliteValues(a: unknown, b: unknown): number {
+  const rank = storageRank(a) - storageRank(b);
+  if (rank !== 0) return rank;
+  if (typeof a === "number" || typeof a === "bigint") {
+    const x = a as number | bigint;
+    const y = b as number | bigint;
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (typeof a === "string" && typeof b === "string") return a < b ? -1 : a > b ? 1 : 0;
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b);
+  return 0;
+}
+
+/** Sorts rows (as read, by column name) into claim order: priority, runAt (NULLs first), id. */
+export function sortClaimOrder<R extends Record<string, unknown>>(table: TableDefinition, rows: R[]): R[] {
+  const keys = [table.columns.priority, table.columns.runAt, table.columns.id].filter(
+    (column): column is string => column !== undefined,
+  );
+  return rows.sort((a, b) => {
+    for (const key of keys) {
+      const order = compareSqliteValues(a[key], b[key]);
+      if (order !== 0) return order;
+    }
+    return 0;
+  });
+}
+
+/** A time as the driver stores it: INTEGER milliseconds since the Unix epoch. */
+export function toEpochMs(time: Date): number {
+  return time.getTime();
+}

@@ -1,0 +1,244 @@
+/**
+ * Every SQL statement the SQLite driver runs, built from a table description. Identifiers go
+ * through {@link quoteIdentifier}; values always travel as parameters (named `@…` parameters,
+ * or `?` in the publish insert). Times are INTEGER milliseconds since the Unix epoch.
+ *
+ * @module
+ */
+import { DeclarationError, type TableDefinition } from "@rowclaim/core";
+
+/**
+ * Quotes an SQLite identifier: wraps it in double quotes and doubles every embedded double
+ * quote. A name holding a NUL character cannot be quoted and is refused.
+ *
+ * @throws {DeclarationError} when the name holds a NUL character.
+ */
+export function quoteIdentifier(name: string): string {
+  if (name.includes("\u0000")) {
+    throw new DeclarationError(
+      `The SQLite identifier ${JSON.stringify(name)} holds a NUL character, which SQLite cannot quote. Rename it.`,
+    );
+  }
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** The quoted, schema-qualified name of a table (`"main"."jobs"` style, or just `"jobs"`). */
+export function qualifiedTable(name: string, schema: string | undefined): string {
+  return schema === undefined ? quoteIdentifier(name) : `${quoteIdentifier(schema)}.${quoteIdentifier(name)}`;
+}
+
+/** The quoted column names of a table's roles, present only where the table names the role. */
+export interface QuotedColumns {
+  readonly table: string;
+  readonly id: string;
+  readonly payload: string;
+  readonly attempt: string | undefined;
+  readonly runAt: string | undefined;
+  readonly priority: string | undefined;
+  readonly group: string | undefined;
+  readonly processedAt: string | undefined;
+  readonly lockedUntil: string | undefined;
+  readonly headers: string | undefined;
+  /** Every described column, quoted, in the table's column order. */
+  readonly all: readonly string[];
+}
+
+/** Quotes a table's name and every column it describes. */
+export function quoteColumns(table: TableDefinition): QuotedColumns {
+  const q = (name: string | undefined): string | undefined =>
+    name === undefined ? undefined : quoteIdentifier(name);
+  const { columns } = table;
+  return {
+    table: qualifiedTable(table.name, table.schema),
+    id: quoteIdentifier(columns.id),
+    payload: quoteIdentifier(columns.payload),
+    attempt: q(columns.attempt),
+    runAt: q(columns.runAt),
+    priority: q(columns.priority),
+    group: q(columns.group),
+    processedAt: q(columns.processedAt),
+    lockedUntil: q(columns.lockedUntil),
+    headers: q(columns.headers),
+    all: table.allColumns.map((column) => quoteIdentifier(column)),
+  };
+}
+
+/** The claim order: priority, then runAt (NULLs first, SQLite's ascending order), then id. */
+export function claimOrder(c: QuotedColumns): string {
+  return [c.priority, c.runAt, c.id].filter((column) => column !== undefined).join(", ");
+}
+
+/**
+ * The condition a claimable row meets: not processed, in the subscription's group (`@group`;
+ * `IS` matches NULL to NULL), due (`@now`) and, in the lease form, not leased (`@now`).
+ */
+export function claimableCondition(c: QuotedColumns): string {
+  const parts: string[] = [];
+  if (c.processedAt !== undefined) parts.push(`${c.processedAt} IS NULL`);
+  if (c.group !== undefined) parts.push(`${c.group} IS @group`);
+  if (c.runAt !== undefined) parts.push(`(${c.runAt} IS NULL OR ${c.runAt} <= @now)`);
+  if (c.lockedUntil !== undefined) parts.push(`(${c.lockedUntil} IS NULL OR ${c.lockedUntil} <= @now)`);
+  return parts.length === 0 ? "1" : parts.join(" AND ");
+}
+
+function returning(c: QuotedColumns): string {
+  return `RETURNING ${c.all.join(", ")}`;
+}
+
+function leaseSet(c: QuotedColumns & { lockedUntil: string }): string {
+  return c.attempt === undefined
+    ? `${c.lockedUntil} = @expiry`
+    : `${c.lockedUntil} = @expiry, ${c.attempt} = ${c.attempt} + 1`;
+}
+
+/**
+ * The lease claim: one `UPDATE … RETURNING` that writes `@expiry` and counts the attempt on up to
+ * `@limit` claimable rows in claim order. SQLite returns the rows in no particular order.
+ */
+export function leaseClaimSql(c: QuotedColumns & { lockedUntil: string }): string {
+  return `UPDATE ${c.table} SET ${leaseSet(c)} WHERE ${c.id} IN (SELECT ${c.id} FROM ${c.table} WHERE ${claimableCondition(c)} ORDER BY ${claimOrder(c)} LIMIT @limit) ${returning(c)}`;
+}
+
+/**
+ * The FIFO lease claim: takes the head of the group (its first unfinished row in claim order)
+ * when it is due and no row of the group is in work (leased past `@now` and unfinished).
+ */
+export function fifoLeaseClaimSql(c: QuotedColumns & { lockedUntil: string; group: string }): string {
+  const unfinished = c.processedAt === undefined ? "" : ` AND ${c.processedAt} IS NULL`;
+  const due = c.runAt === undefined ? "" : ` AND (${c.runAt} IS NULL OR ${c.runAt} <= @now)`;
+  return (
+    `UPDATE ${c.table} SET ${leaseSet(c)} WHERE ${c.id} = (SELECT ${c.id} FROM ${c.table} WHERE ${c.group} IS @group${unfinished} ORDER BY ${claimOrder(c)} LIMIT 1)` +
+    `${due} AND (${c.lockedUntil} IS NULL OR ${c.lockedUntil} <= @now)` +
+    ` AND NOT EXISTS (SELECT 1 FROM ${c.table} WHERE ${c.group} IS @group${unfinished} AND ${c.lockedUntil} > @now) ${returning(c)}`
+  );
+}
+
+/** Moves one lease from `@token` to `@expiry`, only while the row still holds `@token`. */
+export function leaseExtendSql(c: QuotedColumns & { lockedUntil: string }): string {
+  return `UPDATE ${c.table} SET ${c.lockedUntil} = @expiry WHERE ${c.id} = @id AND ${c.lockedUntil} = @token`;
+}
+
+/**
+ * The advisory key rendered in SQL: literal parts as parameters `@k0`, `@k1`…, column parts cast
+ * to text, NULL rendered as the empty string.
+ */
+export function advisoryKeySql(table: TableDefinition): {
+  readonly sql: string;
+  readonly literals: Readonly<Record<string, string>>;
+} {
+  const parts = table.advisoryKey?.parts ?? [];
+  const literals: Record<string, string> = {};
+  const sql = parts.map((part, index) => {
+    if ("literal" in part) {
+      literals[`k${index}`] = part.literal;
+      return `@k${index}`;
+    }
+    return `COALESCE(CAST(${quoteIdentifier(part.column)} AS TEXT), '')`;
+  });
+  return { sql: sql.length === 0 ? "''" : sql.join(" || "), literals };
+}
+
+/**
+ * The advisory candidates: for each rendered key not in `@held` (a JSON array of keys this
+ * process holds on the database file), its first claimable row in claim order, as `rid`/`rkey`,
+ * up to `@limit`, in claim order. Only the first `@window` claimable rows with free keys are
+ * looked at (in claim order, through the claim-order index), so a claim costs the same however
+ * long the queue is; keys further back are reached by later claims.
+ */
+export function advisoryCandidatesSql(c: QuotedColumns, keySql: string): string {
+  const inner = [`${c.id} AS rid`, `${keySql} AS rkey`];
+  const order: string[] = [];
+  if (c.priority !== undefined) {
+    inner.push(`${c.priority} AS rp`);
+    order.push("rp");
+  }
+  if (c.runAt !== undefined) {
+    inner.push(`${c.runAt} AS rr`);
+    order.push("rr");
+  }
+  order.push("rid");
+  const orderBy = order.join(", ");
+  return (
+    `SELECT rid, rkey FROM (SELECT ${["rid", "rkey", ...order.filter((o) => o !== "rid")].join(", ")}, ROW_NUMBER() OVER (PARTITION BY rkey ORDER BY ${orderBy}) AS rn` +
+    ` FROM (SELECT ${inner.join(", ")} FROM ${c.table} WHERE ${claimableCondition(c)}` +
+    ` AND ${keySql} NOT IN (SELECT value FROM json_each(@held)) ORDER BY ${claimOrder(c)} LIMIT @window))` +
+    ` WHERE rn = 1 ORDER BY ${orderBy} LIMIT @limit`
+  );
+}
+
+/**
+ * The advisory take: counts the attempt on row `@id` while it is still claimable and returns it
+ * (a table without an attempt column reads the row instead).
+ */
+export function advisoryTakeSql(c: QuotedColumns): string {
+  if (c.attempt === undefined) {
+    return `SELECT ${c.all.join(", ")} FROM ${c.table} WHERE ${c.id} = @id AND ${claimableCondition(c)}`;
+  }
+  return `UPDATE ${c.table} SET ${c.attempt} = ${c.attempt} + 1 WHERE ${c.id} = @id AND ${claimableCondition(c)} ${returning(c)}`;
+}
+
+/** The SQL of every settlement but `moveToTable`, for rows matched by `where`. `null` where the settlement changes nothing. */
+export interface SettlementSql {
+  readonly delete: string;
+  readonly markProcessed: string | null;
+  readonly release: string | null;
+  readonly moveToGroup: string | null;
+}
+
+/**
+ * Builds the settlements. `tokenGuard` (lease form) adds `AND lockedUntil = @token`, so a
+ * settlement takes effect only while the row still holds the delivery's lease. Settlements that
+ * keep the row clear `lockedUntil`.
+ */
+export function settlementSql(c: QuotedColumns, tokenGuard: boolean): SettlementSql {
+  const where =
+    tokenGuard && c.lockedUntil !== undefined
+      ? `${c.id} = @id AND ${c.lockedUntil} = @token`
+      : `${c.id} = @id`;
+  const unlock = c.lockedUntil === undefined ? [] : [`${c.lockedUntil} = NULL`];
+  const update = (sets: readonly string[]): string | null =>
+    sets.length === 0 ? null : `UPDATE ${c.table} SET ${sets.join(", ")} WHERE ${where}`;
+  return {
+    delete: `DELETE FROM ${c.table} WHERE ${where}`,
+    markProcessed: c.processedAt === undefined ? null : update([`${c.processedAt} = @at`, ...unlock]),
+    release: update([
+      ...(c.runAt === undefined ? [] : [`${c.runAt} = COALESCE(@runAt, ${c.runAt})`]),
+      ...unlock,
+    ]),
+    moveToGroup: c.group === undefined ? null : update([`${c.group} = @group`, ...unlock]),
+  };
+}
+
+/**
+ * The copy half of `moveToTable`: inserts the row's described columns, except the id (the target
+ * assigns its own) and with `lockedUntil` NULL, into `target`, while the row matches `where`.
+ */
+export function moveCopySql(
+  table: TableDefinition,
+  c: QuotedColumns,
+  target: string,
+  tokenGuard: boolean,
+): string {
+  const columns = table.allColumns.filter((column) => column !== table.columns.id);
+  const into = columns.map((column) => quoteIdentifier(column));
+  const values = columns.map((column) =>
+    column === table.columns.lockedUntil ? "NULL" : quoteIdentifier(column),
+  );
+  const where =
+    tokenGuard && c.lockedUntil !== undefined
+      ? `${c.id} = @id AND ${c.lockedUntil} = @token`
+      : `${c.id} = @id`;
+  return `INSERT INTO ${qualifiedTable(target, table.schema)} (${into.join(", ")}) SELECT ${values.join(", ")} FROM ${c.table} WHERE ${where}`;
+}
+
+/** The multi-row publish insert: `rows` rows of `columns` (quoted), returning the ids. */
+export function publishSql(c: QuotedColumns, columns: readonly string[], rows: number): string {
+  const tuple = `(${columns.map(() => "?").join(", ")})`;
+  return `INSERT INTO ${c.table} (${columns.join(", ")}) VALUES ${Array.from({ length: rows }, () => tuple).join(", ")} RETURNING ${c.id}`;
+}
+
+/** Reads a table's column names: `pragma_table_info` with the table and schema as parameters. */
+export const tableColumnsSql = "SELECT name FROM pragma_table_info(@table, @schema)";
+
+/** Reads the SQLite library's version. */
+export const versionSql = "SELECT sqlite_version() AS version";

@@ -1,0 +1,231 @@
+/**
+ * The SQLite driver: {@link createSqliteDriver} makes a rowclaim `Driver` on better-sqlite3 that
+ * offers the lease form (with FIFO groups) and the advisory lock form. SQLite has no row locks,
+ * so the row lock form is not offered.
+ *
+ * @module
+ */
+import {
+  type Claimer,
+  ClosedError,
+  type Driver,
+  type DriverCapabilities,
+  type DriverPublishOptions,
+  driverCapabilities,
+  InvalidArgumentError,
+  type OpenOptions,
+  type PublishRow,
+  type RowId,
+  type TableDefinition,
+  UnsupportedFormError,
+} from "@rowclaim/core";
+import Database from "better-sqlite3";
+import { SqliteAdvisoryClaimer } from "./advisory.js";
+import { type BusyRetryOptions, type BusyRetryPolicy, busyRetryPolicy, retryBusy } from "./busy-retry.js";
+import type { SqliteDatabase } from "./database.js";
+import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
+import { normalizeError } from "./normalize-error.js";
+import { TablePublisher } from "./publish.js";
+import { schemaSql } from "./schema.js";
+
+/** Options every SQLite driver takes. */
+export interface SqliteDriverCommonOptions {
+  /**
+   * How a claim, extension, settlement or publish that meets `SQLITE_BUSY` / `SQLITE_LOCKED` is
+   * retried: a bounded number of tries with a short, growing, asynchronous wait between them.
+   */
+  readonly busyRetry?: BusyRetryOptions;
+}
+
+/** A driver that opens (and on `close()` closes) its own database file. */
+export interface SqliteFileOptions extends SqliteDriverCommonOptions {
+  /** The database file; created when missing. `":memory:"` makes a private in-memory database. */
+  readonly filename: string;
+  /**
+   * How long one statement waits inside SQLite for another connection's lock, in milliseconds
+   * (better-sqlite3's `timeout`). It blocks the event loop while it waits, so it is kept short
+   * and longer contention is retried asynchronously (`busyRetry`). Default 200.
+   */
+  readonly busyTimeout?: number;
+}
+
+/** A driver on a better-sqlite3 `Database` the user owns: the driver never closes it nor changes its settings. */
+export interface SqliteDatabaseOptions extends SqliteDriverCommonOptions {
+  /** The user's database connection (better-sqlite3 `Database`). */
+  readonly database: SqliteDatabase;
+}
+
+/** What {@link createSqliteDriver} takes. */
+export type SqliteDriverOptions = SqliteFileOptions | SqliteDatabaseOptions;
+
+/** The default `busyTimeout` of a driver that opens its own file, in milliseconds. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 200;
+
+/** What the SQLite driver offers. */
+export const sqliteCapabilities: DriverCapabilities = driverCapabilities({
+  forms: ["lease", "advisory"],
+  fifo: ["lease"],
+  isolationLevels: [],
+  transactionModes: ["deferred", "immediate", "exclusive"],
+  advisoryScope: "process",
+  crossProcessWake: false,
+  transactionalPublish: true,
+});
+
+/** The SQLite driver; made by {@link createSqliteDriver}. */
+export class SqliteDriver implements Driver {
+  readonly name = "sqlite";
+  readonly dialect = "sqlite";
+  readonly capabilities: DriverCapabilities = sqliteCapabilities;
+  /** The connection every claim, settlement and publish (without `client`) runs on. */
+  readonly database: SqliteDatabase;
+  readonly #owned: boolean;
+  readonly #busy: BusyRetryPolicy;
+  readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();
+  #closed = false;
+
+  constructor(options: SqliteDriverOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new InvalidArgumentError("createSqliteDriver() needs { filename } or { database }.");
+    }
+    this.#busy = busyRetryPolicy(options.busyRetry);
+    if ("database" in options && options.database !== undefined) {
+      if (!isDatabase(options.database)) {
+        throw new InvalidArgumentError(
+          "createSqliteDriver({ database }): database must be a better-sqlite3 Database.",
+        );
+      }
+      this.database = options.database;
+      this.#owned = false;
+    } else if ("filename" in options && typeof options.filename === "string" && options.filename !== "") {
+      const timeout = options.busyTimeout ?? DEFAULT_BUSY_TIMEOUT_MS;
+      if (!Number.isInteger(timeout) || timeout < 0) {
+        throw new InvalidArgumentError(
+          `createSqliteDriver({ busyTimeout }): ${String(timeout)} is not a whole number of milliseconds.`,
+        );
+      }
+      const db = new Database(options.filename, { timeout });
+      try {
+        db.pragma("journal_mode = WAL");
+      } catch (error) {
+        db.close();
+        throw error;
+      }
+      this.database = db;
+      this.#owned = true;
+    } else {
+      throw new InvalidArgumentError(
+        "createSqliteDriver() needs { filename: string } or { database: Database }.",
+      );
+    }
+  }
+
+  /**
+   * Opens a lease or advisory lock claimer for one subscription: checks SQLite's version, the
+   * table's columns (and its dead-letter table) and prepares every statement.
+   *
+   * @throws {UnsupportedFormError} the table takes the row lock form, which SQLite cannot offer.
+   * @throws {SchemaError} the table or a described column is missing.
+   * @throws {ClosedError} the driver is closed.
+   */
+  async open(table: TableDefinition, options: OpenOptions): Promise<Claimer> {
+    this.#assertOpen(table);
+    if (table.form === "rowLock") {
+      throw new UnsupportedFormError(
+        `Table "${table.name}" takes the row lock form, which SQLite cannot offer (it has no row locks). Use the lease form (name a columns.lockedUntil column) or the advisory lock form (set advisoryLock: "…{column}…").`,
+        { table: table.name },
+      );
+    }
+    const context: ClaimerContext = {
+      db: this.database,
+      group: options.group,
+      mode: table.mode ?? "immediate",
+      busy: this.#busy,
+    };
+    return table.form === "lease"
+      ? new SqliteLeaseClaimer(table, context)
+      : new SqliteAdvisoryClaimer(table, context);
+  }
+
+  /**
+   * Inserts the rows in one multi-row `INSERT … RETURNING` (chunked below SQLite's parameter
+   * limit, in one transaction). With `client` (a better-sqlite3 `Database`, usually inside a
+   * transaction the caller opened) the rows are inserted there and nothing is committed.
+   */
+  async publish(
+    table: TableDefinition,
+    rows: readonly PublishRow[],
+    options: DriverPublishOptions,
+  ): Promise<readonly RowId[]> {
+    this.#assertOpen(table);
+    let publisher = this.#publishers.get(table);
+    if (publisher === undefined) {
+      publisher = new TablePublisher(table);
+      this.#publishers.set(table, publisher);
+    }
+    const client = options.client;
+    const context = { table: table.name, operation: "publish" };
+    if (client !== undefined) {
+      if (!isDatabase(client)) {
+        throw new InvalidArgumentError(
+          `publish(${table.name}, …, { client }): the SQLite driver takes a better-sqlite3 Database as client.`,
+          { table: table.name },
+        );
+      }
+      try {
+        return publisher.publish(client, rows);
+      } catch (error) {
+        throw normalizeError(error, context);
+      }
+    }
+    const target = publisher;
+    try {
+      return await retryBusy(this.database, this.#busy, () => target.publish(this.database, rows), "join");
+    } catch (error) {
+      throw normalizeError(error, context);
+    }
+  }
+
+  /** The recommended `CREATE TABLE` and claim-order index for `table` (times as INTEGER epoch milliseconds). */
+  schemaSql(table: TableDefinition): string {
+    return schemaSql(table);
+  }
+
+  /** Closes the database file the driver opened; a `database` the user gave is left open. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#owned && this.database.open) this.database.close();
+  }
+
+  #assertOpen(table: TableDefinition): void {
+    if (this.#closed) {
+      throw new ClosedError(`Table "${table.name}": the SQLite driver is closed. Create a new driver.`, {
+        table: table.name,
+      });
+    }
+  }
+}
+
+function isDatabase(value: unknown): value is SqliteDatabase {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { prepare?: unknown }).prepare === "function" &&
+    typeof (value as { exec?: unknown }).exec === "function" &&
+    typeof (value as { inTransaction?: unknown }).inTransaction === "boolean"
+  );
+}
+
+/**
+ * Creates the SQLite driver. With `filename` it opens the file itself (WAL journal mode, a short
+ * busy timeout) and closes it on `close()`; with `database` it runs on the user's
+ * better-sqlite3 `Database` and never closes it.
+ *
+ * @example
+ * const driver = createSqliteDriver({ filename: "queue.db" });
+ * const broker = createBroker({ driver });
+ */
+export function createSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
+  return new SqliteDriver(options);
+}

@@ -1,0 +1,186 @@
+import {
+  ack,
+  type Broker,
+  createBroker,
+  defineTable,
+  retry,
+  silentLogger,
+  type TableDefinition,
+} from "@rowclaim/core";
+import type Database from "better-sqlite3";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createSqliteDriver, type SqliteDriver } from "../src/index.js";
+import { openConnection, tempDatabaseFile, uniqueName, waitFor } from "./support.js";
+
+const temp = tempDatabaseFile();
+let db: Database.Database;
+const brokers: Broker[] = [];
+const drivers: SqliteDriver[] = [];
+
+beforeAll(() => {
+  db = openConnection(temp.file);
+});
+afterEach(async () => {
+  await Promise.all(brokers.splice(0).map((broker) => broker.close({ timeout: 2000 })));
+  await Promise.all(drivers.splice(0).map((driver) => driver.close()));
+});
+afterAll(() => {
+  db.close();
+  temp.remove();
+});
+
+function driver(): SqliteDriver {
+  const made = createSqliteDriver({ filename: temp.file });
+  drivers.push(made);
+  return made;
+}
+
+function broker(): Broker {
+  const made = createBroker({ driver: driver(), logger: silentLogger });
+  brokers.push(made);
+  return made;
+}
+
+function table(key = "{account}"): TableDefinition {
+  const name = uniqueName("adv");
+  const defined = defineTable({
+    name,
+    columns: {
+      id: "id",
+      payload: "payload",
+      attempt: "attempt",
+      runAt: "run_at",
+      priority: "priority",
+      group: "queue",
+    },
+    extraColumns: ["account"],
+    advisoryLock: `${name}-${key}`,
+  });
+  db.exec(driver().schemaSql(defined));
+  return defined;
+}
+
+function rows(t: TableDefinition): Record<string, unknown>[] {
+  return db.prepare(`SELECT * FROM "${t.name}" ORDER BY id`).all() as Record<string, unknown>[];
+}
+
+describe("advisory keys", () => {
+  it("runs rows with one key one at a time, in claim order, while other keys run", async () => {
+    const t = table();
+    const b = broker();
+    const inWork = new Map<string, number>();
+    let overlap = false;
+    let otherKeysTogether = false;
+    const order: Record<string, unknown[]> = {};
+    await b.publishMany(
+      t,
+      Array.from({ length: 12 }, (_, i) => ({ payload: i, values: { account: i < 8 ? "a" : "b" } })),
+    );
+    await b.subscribe(
+      t,
+      async (d) => {
+        const account = String(d.row.account);
+        inWork.set(account, (inWork.get(account) ?? 0) + 1);
+        if ((inWork.get(account) ?? 0) > 1) overlap = true;
+        if ([...inWork.values()].filter((n) => n > 0).length > 1) otherKeysTogether = true;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        const list = order[account] ?? [];
+        list.push(d.payload);
+        order[account] = list;
+        inWork.set(account, (inWork.get(account) ?? 0) - 1);
+        return ack();
+      },
+      { workers: 4, batch: 4, pollInterval: 10 },
+    );
+    await waitFor(() => rows(t).length === 0);
+    expect(overlap).toBe(false);
+    expect(otherKeysTogether).toBe(true);
+    expect(order.a).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(order.b).toEqual([8, 9, 10, 11]);
+  });
+
+  it("keeps keys per database file: a second driver on the same file passes over a held key", async () => {
+    const t = table();
+    const first = driver();
+    const second = driver();
+    await first.publish(
+      t,
+      [
+        { payload: "1", group: null, runAt: null, priority: null, headers: null, values: { account: 7 } },
+        { payload: "2", group: null, runAt: null, priority: null, headers: null, values: { account: 7 } },
+        { payload: "3", group: null, runAt: null, priority: null, headers: null, values: { account: null } },
+      ],
+      {},
+    );
+    const a = await first.open(t, { group: null, logger: silentLogger });
+    const b = await second.open(t, { group: null, logger: silentLogger });
+    if (a.form !== "advisory" || b.form !== "advisory") throw new Error("expected advisory claimers");
+    const now = new Date();
+    const mine = await a.claim({ limit: 1, now });
+    expect(mine.map((c) => [c.row.payload, c.token.key, c.row.attempt])).toEqual([[1, `${t.name}-7`, 1]]);
+    const theirs = await b.claim({ limit: 5, now });
+    expect(theirs.map((c) => [c.row.payload, c.token.key])).toEqual([[3, `${t.name}-`]]);
+    expect(rows(t).map((row) => row.attempt)).toEqual([2, 1, 2]);
+    const held = mine[0];
+    if (held === undefined) throw new Error("nothing claimed");
+    await a.release(held.token);
+    const next = await b.claim({ limit: 5, now });
+    expect(next.map((c) => [c.row.payload, c.row.attempt])).toEqual([[1, 2]]);
+  });
+
+  it("counts the attempt at the take and drops the key after settling", async () => {
+    const t = table();
+    const b = broker();
+    const attempts: number[] = [];
+    await b.publish(t, "x", { values: { account: 1 } });
+    await b.subscribe(
+      t,
+      (d) => {
+        attempts.push(d.attempt);
+        return d.attempt < 3 ? retry() : ack();
+      },
+      { pollInterval: 10 },
+    );
+    await waitFor(() => rows(t).length === 0);
+    expect(attempts).toEqual([1, 2, 3]);
+  });
+
+  it("renders literal parts as parameters, so a key with quotes and SQL stays text", async () => {
+    const t = table("{account}' || (SELECT 1) || '");
+    const d = driver();
+    await d.publish(
+      t,
+      [{ payload: "1", group: null, runAt: null, priority: null, headers: null, values: { account: "x" } }],
+      {},
+    );
+    const claimer = await d.open(t, { group: null, logger: silentLogger });
+    if (claimer.form !== "advisory") throw new Error("expected an advisory claimer");
+    const [claimed] = await claimer.claim({ limit: 1, now: new Date() });
+    expect(claimed?.token.key).toBe(`${t.name}-x' || (SELECT 1) || '`);
+  });
+
+  it("keeps the keys of a private in-memory database per connection", async () => {
+    const t = defineTable({
+      name: uniqueName("mem"),
+      columns: { id: "id", payload: "payload" },
+      advisoryLock: "same-key",
+    });
+    const memory = createSqliteDriver({ filename: ":memory:" });
+    const other = createSqliteDriver({ filename: ":memory:" });
+    drivers.push(memory, other);
+    for (const d of [memory, other]) {
+      d.database.exec(d.schemaSql(t));
+      await d.publish(
+        t,
+        [{ payload: "1", group: null, runAt: null, priority: null, headers: null, values: {} }],
+        {},
+      );
+    }
+    const a = await memory.open(t, { group: null, logger: silentLogger });
+    const b = await other.open(t, { group: null, logger: silentLogger });
+    if (a.form !== "advisory" || b.form !== "advisory") throw new Error("expected advisory claimers");
+    const now = new Date();
+    expect((await a.claim({ limit: 1, now })).map((c) => c.token.key)).toEqual(["same-key"]);
+    expect((await b.claim({ limit: 1, now })).map((c) => c.token.key)).toEqual(["same-key"]);
+  });
+});

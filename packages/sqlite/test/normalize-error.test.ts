@@ -1,0 +1,84 @@
+import { BrokerError, type BrokerErrorCode } from "@rowclaim/core";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { brokerCodeFor, isBusyError, normalizeError } from "../src/index.js";
+
+/** A native error as better-sqlite3 throws it: an Error with an SQLITE_* code. */
+function native(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+const cases: readonly {
+  readonly error: unknown;
+  readonly code: BrokerErrorCode | undefined;
+  readonly busy: boolean;
+}[] = [
+  { error: native("SQLITE_ERROR", "no such table: jobs"), code: "SCHEMA", busy: false },
+  { error: native("SQLITE_ERROR", "no such column: run_at"), code: "SCHEMA", busy: false },
+  { error: native("SQLITE_ERROR", "table jobs has no column named account"), code: "SCHEMA", busy: false },
+  { error: native("SQLITE_ERROR", 'near "x": syntax error'), code: undefined, busy: false },
+  {
+    error: native("SQLITE_CONSTRAINT_NOTNULL", "NOT NULL constraint failed: jobs.payload"),
+    code: "INVALID_ARGUMENT",
+    busy: false,
+  },
+  {
+    error: native("SQLITE_CONSTRAINT_UNIQUE", "UNIQUE constraint failed"),
+    code: "INVALID_ARGUMENT",
+    busy: false,
+  },
+  {
+    error: native("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed"),
+    code: "INVALID_ARGUMENT",
+    busy: false,
+  },
+  { error: native("SQLITE_MISMATCH", "datatype mismatch"), code: "INVALID_ARGUMENT", busy: false },
+  { error: native("SQLITE_TOOBIG", "string or blob too big"), code: "INVALID_ARGUMENT", busy: false },
+  { error: native("SQLITE_RANGE", "column index out of range"), code: "INVALID_ARGUMENT", busy: false },
+  { error: native("SQLITE_BUSY", "database is locked"), code: undefined, busy: true },
+  { error: native("SQLITE_BUSY_SNAPSHOT", "database is locked"), code: undefined, busy: true },
+  { error: native("SQLITE_BUSY_RECOVERY", "database is locked"), code: undefined, busy: true },
+  { error: native("SQLITE_LOCKED", "database table is locked"), code: undefined, busy: true },
+  { error: native("SQLITE_LOCKED_SHAREDCACHE", "database table is locked"), code: undefined, busy: true },
+  { error: native("SQLITE_READONLY", "attempt to write a readonly database"), code: undefined, busy: false },
+  { error: native("SQLITE_IOERR_WRITE", "disk I/O error"), code: undefined, busy: false },
+  { error: new TypeError("The database connection is not open"), code: "CLOSED", busy: false },
+  { error: new TypeError("something else"), code: undefined, busy: false },
+  { error: new Error("no code"), code: undefined, busy: false },
+  { error: "a string", code: undefined, busy: false },
+  { error: null, code: undefined, busy: false },
+];
+
+describe("normalizeError maps SQLite errors to core codes", () => {
+  it.each(cases)("$error.code $error.message → $code", ({ error, code, busy }) => {
+    expect(brokerCodeFor(error)).toBe(code);
+    expect(isBusyError(error)).toBe(busy);
+    const normalized = normalizeError(error, { table: "jobs", operation: "a test" });
+    if (code === undefined) {
+      expect(normalized).toBe(error);
+    } else {
+      expect(BrokerError.is(normalized, code)).toBe(true);
+      expect((normalized as BrokerError).cause).toBe(error);
+      expect((normalized as BrokerError).table).toBe("jobs");
+    }
+  });
+
+  it("recognises the errors a real better-sqlite3 connection throws", () => {
+    const db = new Database(":memory:");
+    const thrown = (run: () => unknown): unknown => {
+      try {
+        run();
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    expect(brokerCodeFor(thrown(() => db.prepare("SELECT * FROM nowhere")))).toBe("SCHEMA");
+    db.exec("CREATE TABLE t (x NOT NULL)");
+    expect(brokerCodeFor(thrown(() => db.prepare("INSERT INTO t (x) VALUES (NULL)").run()))).toBe(
+      "INVALID_ARGUMENT",
+    );
+    db.close();
+    expect(brokerCodeFor(thrown(() => db.prepare("SELECT 1")))).toBe("CLOSED");
+  });
+});
