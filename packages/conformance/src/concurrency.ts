@@ -66,6 +66,7 @@ export function concurrencySuite(harness: ConformanceHarness): void {
               `the ${harness.name} driver keeps advisory keys in the process (advisoryScope "process"), so two processes may deliver a row twice`,
             );
           }
+          fx.requireChildren();
           const table = await fx.table(form, { lease: 10 });
           const children = [0, 1].map(() =>
             fx.child({

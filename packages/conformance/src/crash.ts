@@ -34,6 +34,7 @@ export function crashSuite(harness: ConformanceHarness): void {
         `[${form}] a process killed mid-handler returns its ${formLabels[form]} row ${returns[form]}`,
         async (fx) => {
           await fx.requireForm(form);
+          fx.requireChildren();
           const table = await fx.table(form, { lease: 1 });
           const child = fx.child({ table: table.description, mode: "hang", subscribe: { pollInterval: 50 } });
           await child.next("that it subscribed", isReady);
@@ -69,6 +70,7 @@ export function crashSuite(harness: ConformanceHarness): void {
         `[${form}] a killed process's claim is visible to a second connection as the form counts it`,
         async (fx) => {
           await fx.requireForm(form);
+          fx.requireChildren();
           const table = await fx.table(form, { lease: 30 });
           const child = fx.child({ table: table.description, mode: "hang", subscribe: { pollInterval: 50 } });
           await child.next("that it subscribed", isReady);

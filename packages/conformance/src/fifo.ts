@@ -68,6 +68,7 @@ export function fifoSuite(harness: ConformanceHarness): void {
 
       conformanceTest(harness, SUITE, `[${form}] FIFO order holds across two processes`, async (fx) => {
         await fx.requireFifo(form);
+        fx.requireChildren();
         const table = await fx.table(form, { roles: ["attempt", "runAt", "group"], fifo: true, lease: 5 });
         const count = 10;
         const children = [0, 1].map(() =>

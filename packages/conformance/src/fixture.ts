@@ -142,14 +142,20 @@ export class Fixture {
     return gate;
   }
 
-  /** Starts a child runner with the harness's `childDriverModule` (skipping the test when there is none). */
-  child(config: Omit<ChildConfig, "driverModule">): ChildRunner {
+  /** Skips the test unless the harness gives a `childDriverModule` (call it before making tables). */
+  requireChildren(): string {
     const driverModule = this.harness.childDriverModule;
     if (driverModule === undefined) {
-      this.skip(
+      return this.skip(
         `the ${this.harness.name} harness gives no childDriverModule, so no child process can make the driver`,
       );
     }
+    return driverModule;
+  }
+
+  /** Starts a child runner with the harness's `childDriverModule` (skipping the test when there is none). */
+  child(config: Omit<ChildConfig, "driverModule">): ChildRunner {
+    const driverModule = this.requireChildren();
     const child = new ChildRunner({ ...config, driverModule });
     this.#children.push(child);
     return child;

@@ -17,6 +17,7 @@ export { fifoSuite } from "./fifo.js";
 export type { ConformanceHarness } from "./harness.js";
 export { identifiersSuite } from "./identifiers.js";
 export { leaseSuite } from "./lease.js";
+export { lockingSuite } from "./locking.js";
 export { outcomesSuite } from "./outcomes.js";
 export { payloadSuite } from "./payload.js";
 export { optOutCheck, registeredTests } from "./registry.js";

@@ -6,6 +6,7 @@
  */
 import { ack, BrokerError, type Delivery } from "@rowclaim/core";
 import { describe, expect } from "vitest";
+import { caught, expectCode } from "./assertions.js";
 import { type Seen, see } from "./deliveries.js";
 import type { ConformanceHarness } from "./harness.js";
 import { conformanceTest, optOutCheck } from "./registry.js";
@@ -151,6 +152,40 @@ export function leaseSuite(harness: ConformanceHarness): void {
         expect(await fx.rows(table)).toEqual([]);
         firstHeld.open();
         secondHeld.open();
+      },
+    );
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "[lease] a delivery whose row was taken away sees its signal abort with LEASE_LOST at the next extension",
+      async (fx) => {
+        await fx.requireForm("lease");
+        const table = await fx.table("lease", { lease: 1 });
+        const broker = await fx.broker();
+        const release = fx.gate();
+        let held: Delivery | undefined;
+        await broker.subscribe(
+          table,
+          async (delivery) => {
+            held = delivery;
+            await release.opened;
+          },
+          { pollInterval: 50 },
+        );
+        await broker.publish(table, "taken away");
+        await waitFor("the handler to start", () => held !== undefined);
+        // Another party deletes the row (plain SQL: the suite's table names need no quoting).
+        await harness.execute(`DELETE FROM ${table.name}`);
+        await waitFor("the delivery's signal to abort", () => held?.signal.aborted === true, {
+          timeoutMs: 10_000,
+        });
+        expect(
+          BrokerError.is(held?.signal.reason, "LEASE_LOST"),
+          `the abort reason: ${String(held?.signal.reason)}`,
+        ).toBe(true);
+        expectCode(await caught(() => held?.settle(ack())), "LEASE_LOST");
+        release.open();
       },
     );
   });

@@ -15,6 +15,7 @@ import { fifoSuite } from "./fifo.js";
 import type { ConformanceHarness } from "./harness.js";
 import { identifiersSuite } from "./identifiers.js";
 import { leaseSuite } from "./lease.js";
+import { lockingSuite } from "./locking.js";
 import { outcomesSuite } from "./outcomes.js";
 import { payloadSuite } from "./payload.js";
 import { optOutCheck } from "./registry.js";
@@ -26,6 +27,7 @@ import { wakeSuite } from "./wake.js";
 export const conformanceSuites = Object.freeze({
   claims: claimsSuite,
   outcomes: outcomesSuite,
+  locking: lockingSuite,
   lease: leaseSuite,
   advisory: advisorySuite,
   fifo: fifoSuite,

@@ -54,6 +54,7 @@ export function wakeSuite(harness: ConformanceHarness): void {
           return fx.skip(
             `the ${harness.name} driver does not wake other processes (crossProcessWake is false)`,
           );
+        fx.requireChildren();
         const form = caps.forms[0] ?? "lease";
         const table = await fx.table(form);
         const broker = await fx.broker();
