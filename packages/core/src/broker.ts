@@ -133,18 +133,24 @@ export class Broker {
    * @throws {ClosedError} the broker is closed.
    */
   async subscribe<P = unknown>(
-    table: TableDefinition,
+    described: TableDefinition,
     handler: Handler<P>,
     options: SubscribeOptions = {},
   ): Promise<Subscription> {
-    this.#assertOpen(table);
+    this.#assertOpen(described);
     if (typeof handler !== "function") {
-      throw new InvalidArgumentError(`subscribe(${table.name}, handler): the handler must be a function.`, {
-        table: table.name,
+      throw new InvalidArgumentError(`subscribe(${described.name}, handler): the handler must be a function.`, {
+        table: described.name,
       });
     }
-    this.#assertOffered(table);
-    const settings = this.#settings(table, options);
+    this.#assertOffered(described);
+    const settings = this.#settings(described, options);
+    // The driver checks and prepares what this subscription will do, so it sees the dead-letter
+    // target the subscription's options may have put in place of the table's.
+    const table: TableDefinition =
+      settings.maxAttempts === described.maxAttempts && settings.deadLetter === described.deadLetter
+        ? described
+        : Object.freeze({ ...described, maxAttempts: settings.maxAttempts, deadLetter: settings.deadLetter });
     const claimer = await this.driver.open(table, { group: settings.group, logger: this.#logger });
     if (claimer.form !== table.form) {
       await claimer.close();
