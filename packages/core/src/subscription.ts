@@ -185,7 +185,7 @@ export class SubscriptionRunner<P> implements Subscription {
             error,
           },
         );
-        await this.#signal.wait(pollInterval, -1);
+        await this.#signal.wait(pollInterval, this.#signal.generation);
         continue;
       }
       this.stats.claimed += held.length;
