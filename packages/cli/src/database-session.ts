@@ -1,18 +1,27 @@
 /**
- * What `demo` and `bench` share: the database they run on (a temporary SQLite file when no
- * `--url` is given), a driver, the command line's own connection for DDL, recreating tables,
- * publishing in chunks and waiting for a drain.
+ * The database `demo` and `bench` run on (a temporary SQLite file when no `--url` is given): its
+ * `--url` flag, a driver, the command line's own connection for DDL, and recreating tables.
+ * Publishing and draining are in `publish-drain.ts`.
  *
  * @module
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Broker, Driver, PublishMessage, TableDefinition } from "@rowclaim/core";
+import type { Driver, TableDefinition } from "@rowclaim/core";
 import { type AdminConnection, openAdminConnection } from "./admin-connection.js";
 import { dropTableSql } from "./admin-sql.js";
+import type { FlagSpec } from "./args.js";
 import { createDriver } from "./connect.js";
 import { parseTarget, type Target } from "./target.js";
+
+/** The `--url` flag of a command that runs on a temporary SQLite file unless given a database. */
+export const sessionUrlFlag: FlagSpec = Object.freeze({
+  type: "string",
+  value: "URL",
+  defaultText: "a temporary SQLite file",
+  description: "The database: postgres://…, mysql://…, mariadb://…, sqlite:FILE or a file path.",
+});
 
 /** The database a run uses, and how to give it back. */
 export interface DatabaseSession {
@@ -79,35 +88,4 @@ export async function recreateTables(
 ): Promise<void> {
   for (const name of names) await session.admin.execute(dropTableSql(session.target.dialect, name));
   for (const table of tables) await session.admin.execute(session.driver.schemaSql(table));
-}
-
-/** Publishes `count` messages made by `message` in chunks of `chunk`, through `broker.publishMany`. */
-export async function publishInChunks(
-  broker: Broker,
-  table: TableDefinition,
-  count: number,
-  message: (n: number) => PublishMessage,
-  chunk = 500,
-): Promise<void> {
-  for (let start = 0; start < count; start += chunk) {
-    const messages: PublishMessage[] = [];
-    for (let n = start; n < Math.min(count, start + chunk); n += 1) messages.push(message(n));
-    await broker.publishMany(table, messages);
-  }
-}
-
-/**
- * Resolves `true` once `done()` holds (checked every `everyMs`), or `false` when `timeoutMs`
- * passed or `stop()` holds first.
- */
-export async function waitFor(
-  done: () => boolean,
-  options: { timeoutMs: number; everyMs?: number; stop?: () => boolean },
-): Promise<boolean> {
-  const deadline = performance.now() + options.timeoutMs;
-  while (!done()) {
-    if (performance.now() >= deadline || options.stop?.() === true) return false;
-    await new Promise((resolve) => setTimeout(resolve, options.everyMs ?? 20));
-  }
-  return true;
 }

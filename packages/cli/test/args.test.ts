@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type CommandSpec, formatCommandHelp, listFlag, parseFlags, UsageError } from "../src/args.js";
-import { parseTarget } from "../src/target.js";
+import { parseTarget, type Target } from "../src/target.js";
 
 const spec: CommandSpec = {
   name: "try",
@@ -107,7 +107,7 @@ describe("formatCommandHelp lists every flag", () => {
 });
 
 describe("parseTarget picks the database from the URL", () => {
-  it.each([
+  const cases: [url: string, target: Target][] = [
     ["postgres://u@h:5432/db", { dialect: "postgres", url: "postgres://u@h:5432/db" }],
     ["postgresql://u@h/db", { dialect: "postgres", url: "postgresql://u@h/db" }],
     ["mysql://root@127.0.0.1:3306/test", { dialect: "mysql", url: "mysql://root@127.0.0.1:3306/test" }],
@@ -118,9 +118,16 @@ describe("parseTarget picks the database from the URL", () => {
     ["sqlite::memory:", { dialect: "sqlite", filename: ":memory:" }],
     ["/tmp/jobs.sqlite", { dialect: "sqlite", filename: "/tmp/jobs.sqlite" }],
     ["jobs.db", { dialect: "sqlite", filename: "jobs.db" }],
-  ])("reads %s", (url, target) => {
-    expect(parseTarget(url)).toEqual(target);
-  });
+  ];
+  for (const [url, target] of cases) {
+    const reads =
+      target.dialect === "sqlite"
+        ? `SQLite on ${target.filename}`
+        : `${target.dialect === "postgres" ? "PostgreSQL" : "MySQL/MariaDB"} at ${target.url}`;
+    it(`reads ${url} as ${reads}`, () => {
+      expect(parseTarget(url)).toEqual(target);
+    });
+  }
 
   it("refuses an unknown scheme and an empty sqlite: URL", () => {
     expect(() => parseTarget("redis://localhost")).toThrow(UsageError);

@@ -41,22 +41,31 @@ function parseSummary(stdout: string): SummaryLine[] {
   return entries;
 }
 
+/**
+ * Reads the summary from the demo's stdout and checks it lists `forms` in order, each table with
+ * the planned jobs' counts: handled, retried and dead-lettered.
+ */
+function expectEveryTableDone(stdout: string, forms: readonly string[]): SummaryLine[] {
+  const summary = parseSummary(stdout);
+  expect(summary.map((line) => line.form)).toEqual(forms);
+  for (const line of summary) {
+    expect(line).toMatchObject({
+      jobs: JOBS,
+      handled: expected.handled,
+      deadLettered: expected.deadLettered,
+      retried: expected.retried,
+    });
+  }
+  return summary;
+}
+
 describe("rowclaim demo with no --url", () => {
   it("runs on a temporary SQLite file, drains the lease and advisory tables and exits 0", async () => {
     expect(expected.deadLettered).toBeGreaterThan(0);
     const result = await runBin(["demo", "--jobs", String(JOBS)]);
     expect(result.stderr).toContain("SQLite file");
     expect(result.code).toBe(0);
-    const summary = parseSummary(result.stdout);
-    expect(summary.map((line) => line.form)).toEqual(["lease", "advisory"]);
-    for (const line of summary) {
-      expect(line).toMatchObject({
-        jobs: JOBS,
-        handled: expected.handled,
-        deadLettered: expected.deadLettered,
-        retried: expected.retried,
-      });
-    }
+    expectEveryTableDone(result.stdout, ["lease", "advisory"]);
     expect(result.stdout).toContain("Every job was handled or dead-lettered.");
     expect(result.stderr).toContain("does not offer the rowLock form");
   });
@@ -113,16 +122,7 @@ describe.each(["postgres", "mysql"] as const)("rowclaim demo --url %s", (kind) =
   it("drains a table per form (lease, advisory, row lock), dead-letters the poison jobs and exits 0", async () => {
     const result = await runBin(["demo", "--url", url, "--jobs", String(JOBS), "--prefix", prefix]);
     expect(result.code, result.stderr).toBe(0);
-    const summary = parseSummary(result.stdout);
-    expect(summary.map((line) => line.form)).toEqual(["lease", "advisory", "rowLock"]);
-    for (const line of summary) {
-      expect(line).toMatchObject({
-        jobs: JOBS,
-        handled: expected.handled,
-        deadLettered: expected.deadLettered,
-        retried: expected.retried,
-      });
-    }
+    const summary = expectEveryTableDone(result.stdout, ["lease", "advisory", "rowLock"]);
     // The tables say the same: processed rows, and the poison jobs in the dead-letter group.
     const admin = await openAdminConnection(parseTarget(url));
     try {

@@ -156,8 +156,13 @@ export function advisorySuite(harness: ConformanceHarness): void {
         await other.publish(second, "second", { values: { account: "shared" } });
         // Hold the first key a while (the handler's work), polling the second table all along.
         await pause(700);
+        expect(seen, "the second table's row ran while the first table held the same key").toEqual([]);
         release.open();
-        await waitFor("the second table's row to be delivered", () => seen.length > 0);
+        // Wait for both values the assertion reads: the first handler records its end only after the gate opens.
+        await waitFor(
+          "the first table's handler to finish and the second table's row to be delivered",
+          () => firstSettledAt > 0 && seen.length > 0,
+        );
         expect(
           seen[0]?.at,
           "the second table's row ran while the first table held the same key",

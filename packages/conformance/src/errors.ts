@@ -1,16 +1,28 @@
 /**
- * Refusals with stable codes: UNSUPPORTED_FORM for a form (or FIFO guard) the driver does not
- * offer, SCHEMA for a missing table or column, INVALID_ARGUMENT for a payload the table cannot
- * hold (writing nothing), CLOSED after close.
+ * Refusals with stable codes, each beside what works: a table in each form (and FIFO in each
+ * form) is claimed where the driver offers it and refused with UNSUPPORTED_FORM where it does
+ * not; SCHEMA for a missing table, column or dead-letter table (the table's own or one a
+ * subscription's options name); INVALID_ARGUMENT for a payload the table cannot hold (writing
+ * nothing); CLOSED after close.
  *
  * @module
  */
 import { ack, defineTable, type TableDescription } from "@rowclaim/core";
 import { describe, expect } from "vitest";
 import { caught, expectCode } from "./assertions.js";
+import { type Seen, see } from "./deliveries.js";
 import type { ConformanceHarness } from "./harness.js";
 import { conformanceTest, optOutCheck } from "./registry.js";
-import { allForms, deadLetterDescription, describeTable, fifoForms, formLabels } from "./tables.js";
+import {
+  allForms,
+  columnNames,
+  deadLetterDescription,
+  describeTable,
+  fifoForms,
+  formLabels,
+} from "./tables.js";
+import { toNumber } from "./values.js";
+import { waitFor } from "./wait.js";
 
 const SUITE = "errors";
 
@@ -22,14 +34,28 @@ export function errorsSuite(harness: ConformanceHarness): void {
       conformanceTest(
         harness,
         SUITE,
-        `[${form}] subscribing to a table in the ${formLabels[form]} form the driver does not offer fails with UNSUPPORTED_FORM`,
+        `[${form}] a table in the ${formLabels[form]} form: subscribing claims its rows where the driver offers the form, and fails with UNSUPPORTED_FORM where it does not`,
         async (fx) => {
           const caps = await fx.capabilities();
-          if (caps.forms.includes(form))
-            return fx.skip(`the ${harness.name} driver offers the ${formLabels[form]} form`);
-          const table = defineTable(describeTable(form, fx.uniqueName()));
+          if (!caps.forms.includes(form)) {
+            // The table is never created: the refusal must come before the driver looks for it
+            // (a driver asked would report SCHEMA).
+            const table = defineTable(describeTable(form, fx.uniqueName()));
+            fx.dropLater(table);
+            const broker = await fx.broker();
+            expectCode(await caught(() => broker.subscribe(table, () => ack())), "UNSUPPORTED_FORM");
+            return;
+          }
+          const table = await fx.table(form);
           const broker = await fx.broker();
-          expectCode(await caught(() => broker.subscribe(table, () => ack())), "UNSUPPORTED_FORM");
+          const seen: Seen[] = [];
+          await broker.subscribe(table, (delivery) => void see(seen, delivery), { pollInterval: 20 });
+          await broker.publish(table, `offered ${form}`);
+          await waitFor(
+            "the row to be delivered and acked",
+            async () => seen.length > 0 && (await fx.rows(table)).length === 0,
+          );
+          expect(seen.map((s) => s.payload)).toEqual([`offered ${form}`]);
         },
       );
     }
@@ -38,19 +64,38 @@ export function errorsSuite(harness: ConformanceHarness): void {
       conformanceTest(
         harness,
         SUITE,
-        `[${form}] subscribing to a FIFO table in the ${formLabels[form]} form the driver does not guard fails with UNSUPPORTED_FORM`,
+        `[${form}] a FIFO table in the ${formLabels[form]} form: subscribing claims its group in order where the driver guards FIFO groups in the form, and fails with UNSUPPORTED_FORM where it does not`,
         async (fx) => {
-          const caps = await fx.requireForm(form);
-          if (caps.fifo.includes(form))
-            return fx.skip(`the ${harness.name} driver keeps FIFO groups in the ${formLabels[form]} form`);
-          const table = defineTable(
-            describeTable(form, fx.uniqueName(), { roles: ["attempt", "group"], fifo: true }),
-          );
+          const caps = await fx.capabilities();
+          const shape = { roles: ["attempt", "group"], fifo: true, lease: 5 } as const;
+          if (!caps.fifo.includes(form)) {
+            // Never created, as above: the refusal comes before the driver is asked.
+            const table = defineTable(describeTable(form, fx.uniqueName(), shape));
+            fx.dropLater(table);
+            const broker = await fx.broker();
+            expectCode(
+              await caught(() => broker.subscribe(table, () => ack(), { group: "g" })),
+              "UNSUPPORTED_FORM",
+            );
+            return;
+          }
+          const table = await fx.table(form, shape);
           const broker = await fx.broker();
-          expectCode(
-            await caught(() => broker.subscribe(table, () => ack(), { group: "g" })),
-            "UNSUPPORTED_FORM",
+          await broker.publishMany(
+            table,
+            [0, 1, 2].map((n) => ({ payload: n, group: "g" })),
           );
+          const seen: Seen<number>[] = [];
+          await broker.subscribe<number>(table, (delivery) => void see(seen, delivery), {
+            group: "g",
+            workers: 2,
+            pollInterval: 20,
+          });
+          await waitFor(
+            "the group's rows to be delivered and acked",
+            async () => seen.length >= 3 && (await fx.rows(table)).length === 0,
+          );
+          expect(seen.map((s) => s.payload)).toEqual([0, 1, 2]);
         },
       );
     }
@@ -104,6 +149,41 @@ export function errorsSuite(harness: ConformanceHarness): void {
           fx.dropLater(defineTable(deadLetterDescription(table.description, `${name}_nowhere`)));
           const broker = await fx.broker();
           expectCode(await caught(() => broker.subscribe(table, () => ack())), "SCHEMA");
+        },
+      );
+
+      conformanceTest(
+        harness,
+        SUITE,
+        `[${form}] subscribing with options naming a dead-letter table that does not exist fails with SCHEMA`,
+        async (fx) => {
+          await fx.requireForm(form);
+          const name = fx.uniqueName();
+          // The table's own dead-letter table exists; the subscription's options name one that does not.
+          const description = describeTable(form, name, {
+            roles: ["attempt", "runAt"],
+            maxAttempts: 2,
+            deadLetter: { table: `${name}_dead` },
+          });
+          await fx.tableFrom(deadLetterDescription(description, `${name}_dead`));
+          const table = await fx.tableFrom(description);
+          fx.dropLater(defineTable(deadLetterDescription(description, `${name}_nowhere`)));
+          const broker = await fx.broker();
+          await broker.publish(table, "stays");
+          expectCode(
+            await caught(() =>
+              broker.subscribe(table, () => ack(), {
+                maxAttempts: 2,
+                deadLetter: { table: `${name}_nowhere` },
+                pollInterval: 20,
+              }),
+            ),
+            "SCHEMA",
+          );
+          // Nothing claimed the row: it is still there, untouched.
+          const rows = await fx.rows(table);
+          expect(rows).toHaveLength(1);
+          expect(toNumber(rows[0]?.[columnNames.attempt])).toBe(1);
         },
       );
     }

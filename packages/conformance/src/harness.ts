@@ -37,11 +37,13 @@ export interface ConformanceHarness {
    */
   readonly childDriverModule?: string;
   /**
-   * Optional, for the transactional publish tests (drivers whose capabilities say
-   * `transactionalPublish`): opens a transaction on a connection of the harness's own, calls
-   * `body` with the client a user would pass as `publish(table, payload, { client })`, then
-   * commits, or rolls back when `options.rollback` is true (also when `body` throws, rethrowing).
-   * Without it those tests skip, saying so.
+   * For the transactional publish test (drivers whose capabilities say `transactionalPublish`):
+   * opens a transaction on a connection of the harness's own, other than the one
+   * {@link ConformanceHarness.readRows} reads on (the suite reads the table while the
+   * transaction is open and must not see its rows yet), calls `body` with the client a user
+   * would pass as `publish(table, payload, { client })`, then commits, or rolls back when
+   * `options.rollback` is true (also when `body` throws, rethrowing). Optional: without it that
+   * test skips, saying so.
    */
   inTransaction?(
     body: (client: unknown) => Promise<void>,

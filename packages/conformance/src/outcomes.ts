@@ -114,7 +114,10 @@ export function outcomesSuite(harness: ConformanceHarness): void {
             },
             { pollInterval: 60_000 },
           );
-          await waitFor("the redelivery", () => seen.length >= 2, { timeoutMs: 15_000 });
+          // Wait for what is asserted: the handler records runAt only after reading the row back.
+          await waitFor("the redelivery to read its row back", () => runAtOnRedelivery.length > 0, {
+            timeoutMs: 15_000,
+          });
           expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
           expect(instant(runAtOnRedelivery[0])).toEqual(instant(published?.[columnNames.runAt]));
         },
@@ -259,6 +262,50 @@ export function outcomesSuite(harness: ConformanceHarness): void {
           },
         );
       }
+
+      conformanceTest(
+        harness,
+        SUITE,
+        `[${form}] a dead-letter table named in the subscription's options takes the place of the table's own: rows move there`,
+        async (fx) => {
+          await fx.requireForm(form);
+          const name = fx.uniqueName();
+          const description = describeTable(form, name, {
+            roles: ["attempt", "runAt"],
+            maxAttempts: 5,
+            deadLetter: { table: `${name}_dead` },
+          });
+          const ownDead = await fx.tableFrom(deadLetterDescription(description, `${name}_dead`));
+          const overrideDead = await fx.tableFrom(deadLetterDescription(description, `${name}_other`));
+          const table = await fx.tableFrom(description);
+          const broker = await fx.broker();
+          const seen: Seen[] = [];
+          await broker.subscribe(
+            table,
+            (delivery): Outcome => {
+              see(seen, delivery);
+              if (delivery.payload === "thrown") throw new Error("the handler fails on purpose");
+              return deadLetter();
+            },
+            {
+              maxAttempts: 2,
+              deadLetter: { table: overrideDead.name },
+              pollInterval: 20,
+              backoff: { baseMs: 1 },
+            },
+          );
+          await broker.publishMany(table, [{ payload: "thrown" }, { payload: "dead-lettered" }]);
+          const moved = await waitFor("both rows to move to the options' dead-letter table", async () => {
+            const rows = await fx.rows(overrideDead);
+            return rows.length === 2 ? rows : undefined;
+          });
+          expect(await fx.rows(table)).toEqual([]);
+          expect(await fx.rows(ownDead), "a row moved to the table's own dead-letter table").toEqual([]);
+          // At the options' cap (2), not the table's (5).
+          expect(seen.filter((s) => s.payload === "thrown").map((s) => s.attempt)).toEqual([1, 2]);
+          expect(moved).toHaveLength(2);
+        },
+      );
     }
   });
 }

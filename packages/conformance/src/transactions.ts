@@ -1,7 +1,8 @@
 /**
- * Transactions: a table naming an isolation level (or SQLite transaction mode) the driver takes
- * claims and settles at it; a publish inside the caller's own transaction exists only if that
- * transaction commits.
+ * Transactions: a table naming an isolation level (or SQLite transaction mode) claims and settles
+ * at it where the driver takes it and is refused with DECLARATION where it does not; a publish
+ * inside the caller's own transaction exists only if that transaction commits, and is refused
+ * with INVALID_ARGUMENT where the driver cannot publish in a transaction.
  *
  * @module
  */
@@ -20,7 +21,8 @@ import { type Seen, see } from "./deliveries.js";
 import type { Fixture } from "./fixture.js";
 import type { ConformanceHarness } from "./harness.js";
 import { conformanceTest, optOutCheck } from "./registry.js";
-import { allForms, formLabels } from "./tables.js";
+import { allForms, columnNames, formLabels } from "./tables.js";
+import { toNumber } from "./values.js";
 import { waitFor } from "./wait.js";
 
 const SUITE = "transactions";
@@ -50,6 +52,24 @@ async function claimsAt(
   expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
 }
 
+/**
+ * Asserts that subscribing to a table in `form` naming `level` or `mode` is refused with
+ * DECLARATION, and that nothing claimed the row published before.
+ */
+async function refusedAt(
+  fx: Fixture,
+  form: ClaimFormName,
+  setting: { readonly isolation: IsolationLevel } | { readonly mode: TransactionMode },
+): Promise<void> {
+  const table = await fx.table(form, { ...setting, lease: 5 });
+  const broker = await fx.broker();
+  await broker.publish(table, "waits");
+  expectCode(await caught(() => broker.subscribe(table, () => ack(), { pollInterval: 20 })), "DECLARATION");
+  const rows = await fx.rows(table);
+  expect(rows, "the row published before the refused subscription").toHaveLength(1);
+  expect(toNumber(rows[0]?.[columnNames.attempt]), "the refused subscription claimed the row").toBe(1);
+}
+
 /** Registers the transactions sub-suite. */
 export function transactionsSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
@@ -59,13 +79,11 @@ export function transactionsSuite(harness: ConformanceHarness): void {
         conformanceTest(
           harness,
           SUITE,
-          `[${form}] a table naming isolation "${level}" claims and settles`,
+          `[${form}] a table naming isolation "${level}" claims and settles where the driver takes the level, and is refused with DECLARATION where it does not`,
           async (fx) => {
             const caps = await fx.requireForm(form);
-            if (!caps.isolationLevels.includes(level)) {
-              return fx.skip(`the ${harness.name} driver does not take isolation "${level}"`);
-            }
-            await claimsAt(fx, form, { isolation: level });
+            if (caps.isolationLevels.includes(level)) await claimsAt(fx, form, { isolation: level });
+            else await refusedAt(fx, form, { isolation: level });
           },
         );
       }
@@ -73,13 +91,11 @@ export function transactionsSuite(harness: ConformanceHarness): void {
         conformanceTest(
           harness,
           SUITE,
-          `[${form}] a table naming mode "${mode}" claims and settles`,
+          `[${form}] a table naming mode "${mode}" claims and settles where the driver takes the mode, and is refused with DECLARATION where it does not`,
           async (fx) => {
             const caps = await fx.requireForm(form);
-            if (!caps.transactionModes.includes(mode)) {
-              return fx.skip(`the ${harness.name} driver does not take transaction mode "${mode}"`);
-            }
-            await claimsAt(fx, form, { mode });
+            if (caps.transactionModes.includes(mode)) await claimsAt(fx, form, { mode });
+            else await refusedAt(fx, form, { mode });
           },
         );
       }
@@ -88,13 +104,20 @@ export function transactionsSuite(harness: ConformanceHarness): void {
     conformanceTest(
       harness,
       SUITE,
-      "a publish inside the caller's transaction exists only if that transaction commits",
+      "publish with { client } exists only if the caller's transaction commits where the driver can publish in a transaction, and fails with INVALID_ARGUMENT where it cannot",
       async (fx) => {
         const caps = await fx.capabilities();
+        const form = caps.forms[0] ?? "lease";
         if (!caps.transactionalPublish) {
-          return fx.skip(
-            `the ${harness.name} driver cannot publish inside a caller's transaction (transactionalPublish is false)`,
+          const table = await fx.table(form);
+          const broker = await fx.broker();
+          expectCode(await caught(() => broker.publish(table, 1, { client: {} })), "INVALID_ARGUMENT");
+          expectCode(
+            await caught(() => broker.publishMany(table, [{ payload: 2 }], { client: {} })),
+            "INVALID_ARGUMENT",
           );
+          expect(await fx.rows(table), "a refused publish wrote a row").toEqual([]);
+          return;
         }
         const inTransaction = harness.inTransaction?.bind(harness);
         if (inTransaction === undefined) {
@@ -102,7 +125,6 @@ export function transactionsSuite(harness: ConformanceHarness): void {
             `the ${harness.name} harness gives no inTransaction(), so no test can open a transaction for publish`,
           );
         }
-        const form = caps.forms[0] ?? "lease";
         const table = await fx.table(form);
         const broker = await fx.broker();
         await inTransaction(
@@ -120,9 +142,15 @@ export function transactionsSuite(harness: ConformanceHarness): void {
             await broker.publishMany(table, [{ payload: "committed" }, { payload: "also committed" }], {
               client,
             });
+            // Not committed yet: a second connection does not see the rows.
+            expect(
+              await fx.rows(table),
+              "a row published in a transaction is visible before it commits",
+            ).toEqual([]);
           },
           { rollback: false },
         );
+        expect(await fx.rows(table)).toHaveLength(2);
         const seen: Seen[] = [];
         await broker.subscribe(table, (delivery) => void see(seen, delivery), { pollInterval: 20 });
         await waitFor(
@@ -130,21 +158,6 @@ export function transactionsSuite(harness: ConformanceHarness): void {
           async () => seen.length >= 2 && (await fx.rows(table)).length === 0,
         );
         expect(seen.map((s) => s.payload)).toEqual(["committed", "also committed"]);
-      },
-    );
-
-    conformanceTest(
-      harness,
-      SUITE,
-      "publish with a client fails with INVALID_ARGUMENT where the driver cannot publish in a transaction",
-      async (fx) => {
-        const caps = await fx.capabilities();
-        if (caps.transactionalPublish)
-          return fx.skip(`the ${harness.name} driver publishes inside a caller's transaction`);
-        const table = await fx.table(caps.forms[0] ?? "lease");
-        const broker = await fx.broker();
-        expectCode(await caught(() => broker.publish(table, 1, { client: {} })), "INVALID_ARGUMENT");
-        expect(await fx.rows(table)).toEqual([]);
       },
     );
   });

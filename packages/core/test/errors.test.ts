@@ -22,13 +22,15 @@ describe("errors carry stable codes", () => {
     [new BatchRolledBackError("m"), "BATCH_ROLLED_BACK"],
     [new InvalidArgumentError("m"), "INVALID_ARGUMENT"],
   ];
-  it.each(cases)("%s has its code and is a BrokerError", (error, code) => {
-    expect(error.code).toBe(code);
-    expect(error).toBeInstanceOf(BrokerError);
-    expect(error).toBeInstanceOf(Error);
-    expect(BrokerError.is(error)).toBe(true);
-    expect(BrokerError.is(error, error.code)).toBe(true);
-  });
+  for (const [error, code] of cases) {
+    it(`${error.name} has the code ${code} and is a BrokerError`, () => {
+      expect(error.code).toBe(code);
+      expect(error).toBeInstanceOf(BrokerError);
+      expect(error).toBeInstanceOf(Error);
+      expect(BrokerError.is(error)).toBe(true);
+      expect(BrokerError.is(error, error.code)).toBe(true);
+    });
+  }
 });
 
 describe("BrokerError.is", () => {

@@ -1,31 +1,18 @@
 import { createHash } from "node:crypto";
-import { ack, createBroker, type Delivery, silentLogger } from "@rowclaim/core";
-import type { Pool } from "mysql2/promise";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MysqlDriver } from "../src/index.js";
-import { adminPool, newDriver, readAll, Tables, uniqueName, waitFor } from "./support.js";
+import { createBroker, type Delivery, silentLogger } from "@rowclaim/core";
+import { beforeAll, describe, expect, it } from "vitest";
+import { HeldHandler, newDriver, readAll, uniqueName, useMysqlFixture, waitFor } from "./support.js";
 
-let admin: Pool;
-let schemaDriver: MysqlDriver;
-let tables: Tables;
+const db = useMysqlFixture();
 let database: string;
 
 beforeAll(async () => {
-  admin = await adminPool();
-  schemaDriver = await newDriver(2);
-  tables = new Tables(admin, schemaDriver);
-  const [rows] = await admin.query("SELECT DATABASE() AS db");
+  const [rows] = await db.admin.query("SELECT DATABASE() AS db");
   database = String((rows as { db: string }[])[0]?.db).toLowerCase();
 });
 
-afterAll(async () => {
-  await tables.dropAll();
-  await schemaDriver.close();
-  await admin.end();
-});
-
 async function usedBy(name: string): Promise<unknown> {
-  const [rows] = await admin.query("SELECT IS_USED_LOCK(?) AS holder", [name]);
+  const [rows] = await db.admin.query("SELECT IS_USED_LOCK(?) AS holder", [name]);
   return (rows as { holder: unknown }[])[0]?.holder;
 }
 
@@ -45,30 +32,18 @@ async function duringDelivery(
   suffix: string,
   inWork: () => Promise<void>,
 ): Promise<void> {
-  const defined = await tables.create(table);
+  const defined = await db.tables.create(table);
   const broker = createBroker({ driver: await newDriver(), logger: silentLogger });
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let running = false;
+  const held = new HeldHandler();
   try {
     await broker.publish(defined, "x", { values: { k: suffix } });
-    await broker.subscribe(
-      defined,
-      async () => {
-        running = true;
-        await held;
-        return ack();
-      },
-      { pollInterval: 50 },
-    );
-    await waitFor(() => running, 10_000, "the handler to run");
+    await broker.subscribe(defined, held.handle, { pollInterval: 50 });
+    await waitFor(() => held.running, 10_000, "the handler to run");
     await inWork();
-    release();
-    await waitFor(async () => (await readAll(admin, defined)).length === 0, 10_000, "the ack");
+    held.release();
+    await waitFor(async () => (await readAll(db.admin, defined)).length === 0, 10_000, "the ack");
   } finally {
-    release();
+    held.release();
     await broker.close();
   }
 }
@@ -109,27 +84,15 @@ describe("the advisory lock name is the database name, a dot and the key", () =>
 describe("advisory keys belong to the server, not the table", () => {
   it("two tables whose keys match wait for each other; other keys run meanwhile", async () => {
     const prefix = `${uniqueName("shared")}-`;
-    const first = await tables.create(keyedTable(uniqueName("sa"), prefix));
-    const second = await tables.create(keyedTable(uniqueName("sb"), prefix));
+    const first = await db.tables.create(keyedTable(uniqueName("sa"), prefix));
+    const second = await db.tables.create(keyedTable(uniqueName("sb"), prefix));
     const broker = createBroker({ driver: await newDriver(), logger: silentLogger });
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const held = new HeldHandler();
     const seen: string[] = [];
     try {
       await broker.publish(first, "first", { values: { k: "same" } });
-      let firstRunning = false;
-      await broker.subscribe(
-        first,
-        async () => {
-          firstRunning = true;
-          await held;
-          return ack();
-        },
-        { pollInterval: 30 },
-      );
-      await waitFor(() => firstRunning, 10_000, "the first table's delivery");
+      await broker.subscribe(first, held.handle, { pollInterval: 30 });
+      await waitFor(() => held.running, 10_000, "the first table's delivery");
       await broker.publish(second, "blocked", { values: { k: "same" } });
       await broker.publish(second, "free", { values: { k: "other" } });
       await broker.subscribe(second, (delivery: Delivery) => void seen.push(delivery.payload as string), {
@@ -140,10 +103,10 @@ describe("advisory keys belong to the server, not the table", () => {
       // A few more claim rounds pass while the first table still holds the key.
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(seen).toEqual(["free"]);
-      release();
+      held.release();
       await waitFor(() => seen.includes("blocked"), 10_000, "the row with the shared key");
     } finally {
-      release();
+      held.release();
       await broker.close();
     }
   });
@@ -151,16 +114,16 @@ describe("advisory keys belong to the server, not the table", () => {
 
 describe("an advisory claim counts the attempt at the take", () => {
   it("a row whose attempt column reads 3 is delivered as attempt 3 and holds 4 while in work", async () => {
-    const table = await tables.create(keyedTable(uniqueName("att")));
+    const table = await db.tables.create(keyedTable(uniqueName("att")));
     const broker = createBroker({ driver: await newDriver(), logger: silentLogger });
     try {
       const id = await broker.publish(table, "x", { values: { k: "1" } });
-      await admin.query(`UPDATE \`${table.name}\` SET attempt = 3 WHERE id = ?`, [id]);
+      await db.admin.query(`UPDATE \`${table.name}\` SET attempt = 3 WHERE id = ?`, [id]);
       const attempts: [number, unknown][] = [];
       await broker.subscribe(
         table,
         async (delivery) => {
-          const [rows] = await admin.query(`SELECT attempt FROM \`${table.name}\` WHERE id = ?`, [id]);
+          const [rows] = await db.admin.query(`SELECT attempt FROM \`${table.name}\` WHERE id = ?`, [id]);
           attempts.push([delivery.attempt, (rows as { attempt: number }[])[0]?.attempt]);
         },
         { pollInterval: 30 },

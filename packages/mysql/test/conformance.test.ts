@@ -29,6 +29,23 @@ const harness: ConformanceHarness = {
   async dropTable(table: TableDefinition) {
     await adminConnection().query(`DROP TABLE IF EXISTS ${quoteTable(table.name, table.schema)}`);
   },
+  // The client publish({ client }) takes: a mysql2/promise connection of the tests' own pool, in a
+  // transaction opened here (readRows reads on the pool's other connection, outside it).
+  async inTransaction(body, { rollback }) {
+    const connection = await adminConnection().getConnection();
+    try {
+      await connection.beginTransaction();
+      try {
+        await body(connection);
+      } catch (error) {
+        await connection.rollback();
+        throw error;
+      }
+      await (rollback ? connection.rollback() : connection.commit());
+    } finally {
+      connection.release();
+    }
+  },
   childDriverModule: fileURLToPath(new URL("./child-driver.mjs", import.meta.url)),
   async close() {
     await admin?.end();

@@ -1,24 +1,8 @@
 import { ack, createBroker, type Delivery, silentLogger, type TableDescription } from "@rowclaim/core";
-import type { Pool } from "mysql2/promise";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MysqlDriver } from "../src/index.js";
-import { adminPool, newDriver, quote, Tables, uniqueName, waitFor } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { newDriver, quote, uniqueName, useMysqlFixture, waitFor } from "./support.js";
 
-let admin: Pool;
-let schemaDriver: MysqlDriver;
-let tables: Tables;
-
-beforeAll(async () => {
-  admin = await adminPool();
-  schemaDriver = await newDriver(2);
-  tables = new Tables(admin, schemaDriver);
-});
-
-afterAll(async () => {
-  await tables.dropAll();
-  await schemaDriver.close();
-  await admin.end();
-});
+const db = useMysqlFixture();
 
 const rows = 5000;
 
@@ -33,7 +17,7 @@ describe.each(["rowLock", "lease", "advisory"] as const)(
   "4 brokers × 4 workers drain 5,000 rows in the %s form",
   (form) => {
     it("every row is acked exactly once", { timeout: 300_000 }, async () => {
-      const table = await tables.create(describeForm(form, uniqueName(`drain_${form}`)));
+      const table = await db.tables.create(describeForm(form, uniqueName(`drain_${form}`)));
       const brokers = await Promise.all(
         [1, 2, 3, 4].map(async () => createBroker({ driver: await newDriver(8), logger: silentLogger })),
       );
@@ -57,7 +41,7 @@ describe.each(["rowLock", "lease", "advisory"] as const)(
         for (const broker of brokers)
           await broker.subscribe(table, handler, { workers: 4, pollInterval: 50 });
         const remaining = async () => {
-          const [result] = await admin.query(`SELECT COUNT(*) AS n FROM ${quote(table.name)}`);
+          const [result] = await db.admin.query(`SELECT COUNT(*) AS n FROM ${quote(table.name)}`);
           return Number((result as { n: number }[])[0]?.n);
         };
         await waitFor(

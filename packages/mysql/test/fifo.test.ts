@@ -1,31 +1,15 @@
 import { ack, createBroker, type Delivery, retry, silentLogger } from "@rowclaim/core";
-import type { Pool } from "mysql2/promise";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MysqlDriver } from "../src/index.js";
-import { adminPool, newDriver, Tables, uniqueName, waitFor } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { newDriver, uniqueName, useMysqlFixture, waitFor } from "./support.js";
 
-let admin: Pool;
-let schemaDriver: MysqlDriver;
-let tables: Tables;
-
-beforeAll(async () => {
-  admin = await adminPool();
-  schemaDriver = await newDriver(2);
-  tables = new Tables(admin, schemaDriver);
-});
-
-afterAll(async () => {
-  await tables.dropAll();
-  await schemaDriver.close();
-  await admin.end();
-});
+const db = useMysqlFixture();
 
 describe.each(["rowLock", "lease"] as const)(
   "a FIFO group in the %s form keeps its order across brokers",
   (form) => {
     it("three brokers with four workers each deliver a group's rows one at a time, in order", async () => {
       const name = uniqueName(`fifo_${form}`);
-      const table = await tables.create({
+      const table = await db.tables.create({
         name,
         columns: {
           id: "id",

@@ -1,24 +1,8 @@
 import { ack, createBroker, type Delivery, retry, silentLogger } from "@rowclaim/core";
-import type { Pool } from "mysql2/promise";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MysqlDriver } from "../src/index.js";
-import { adminPool, newDriver, readAll, Tables, uniqueName, waitFor } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { newDriver, readAll, uniqueName, useMysqlFixture, waitFor } from "./support.js";
 
-let admin: Pool;
-let schemaDriver: MysqlDriver;
-let tables: Tables;
-
-beforeAll(async () => {
-  admin = await adminPool();
-  schemaDriver = await newDriver(2);
-  tables = new Tables(admin, schemaDriver);
-});
-
-afterAll(async () => {
-  await tables.dropAll();
-  await schemaDriver.close();
-  await admin.end();
-});
+const db = useMysqlFixture();
 
 const shapes = {
   rowLock: (name: string) => ({
@@ -48,7 +32,7 @@ describe.each(Object.keys(shapes) as (keyof typeof shapes)[])(
   "the %s form delivers, retries and acks through the broker",
   (form) => {
     it("delivers published rows in claim order, counts a retry, and deletes on ack", async () => {
-      const table = await tables.create(shapes[form](uniqueName(form)));
+      const table = await db.tables.create(shapes[form](uniqueName(form)));
       const broker = createBroker({ driver: await newDriver(), logger: silentLogger });
       try {
         const ids = await broker.publishMany(table, [
@@ -71,7 +55,11 @@ describe.each(Object.keys(shapes) as (keyof typeof shapes)[])(
           },
           { pollInterval: 50 },
         );
-        await waitFor(async () => (await readAll(admin, table)).length === 0, 30_000, "the table to drain");
+        await waitFor(
+          async () => (await readAll(db.admin, table)).length === 0,
+          30_000,
+          "the table to drain",
+        );
         expect(seen.map((s) => s.payload)).toEqual([{ n: 2 }, { n: 2 }, { n: 1 }, "three"]);
         expect(seen.map((s) => s.attempt)).toEqual([1, 2, 1, 1]);
       } finally {

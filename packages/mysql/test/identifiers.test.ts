@@ -1,24 +1,8 @@
 import { createBroker, type Delivery, retry, silentLogger } from "@rowclaim/core";
-import type { Pool } from "mysql2/promise";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MysqlDriver } from "../src/index.js";
-import { adminPool, newDriver, readAll, Tables, uniqueName, waitFor } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { newDriver, readAll, uniqueName, useMysqlFixture, waitFor } from "./support.js";
 
-let admin: Pool;
-let schemaDriver: MysqlDriver;
-let tables: Tables;
-
-beforeAll(async () => {
-  admin = await adminPool();
-  schemaDriver = await newDriver(2);
-  tables = new Tables(admin, schemaDriver);
-});
-
-afterAll(async () => {
-  await tables.dropAll();
-  await schemaDriver.close();
-  await admin.end();
-});
+const db = useMysqlFixture();
 
 const hostile = {
   id: "i`d",
@@ -36,7 +20,7 @@ describe.each(["rowLock", "lease", "advisory"] as const)(
   (form) => {
     it("a table and columns named with quotes, spaces, keywords and SQL publish, claim, retry and settle", async () => {
       const name = `${uniqueName(form)} ta\`b'le; --`;
-      const table = await tables.create({
+      const table = await db.tables.create({
         name,
         columns: { ...hostile, ...(form === "lease" ? { lockedUntil: "locked`until" } : {}) },
         extraColumns: ["acc`ount"],
@@ -64,7 +48,7 @@ describe.each(["rowLock", "lease", "advisory"] as const)(
         await waitFor(() => seen.length === 3, 20_000, "three deliveries");
         expect(seen).toEqual(["b", "b", "a"]);
         await waitFor(
-          async () => (await readAll(admin, table)).every((row) => row.select instanceof Date),
+          async () => (await readAll(db.admin, table)).every((row) => row.select instanceof Date),
           10_000,
           "processedAt on every row",
         );

@@ -1,24 +1,8 @@
 import { createBroker, type LeaseClaimer, leaseExpiry, silentLogger } from "@rowclaim/core";
-import type { Pool } from "mysql2/promise";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MysqlDriver } from "../src/index.js";
-import { adminPool, newDriver, quote, readAll, Tables, uniqueName } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { quote, readAll, uniqueName, useMysqlFixture } from "./support.js";
 
-let admin: Pool;
-let driver: MysqlDriver;
-let tables: Tables;
-
-beforeAll(async () => {
-  admin = await adminPool();
-  driver = await newDriver(4);
-  tables = new Tables(admin, driver);
-});
-
-afterAll(async () => {
-  await tables.dropAll();
-  await driver.close();
-  await admin.end();
-});
+const db = useMysqlFixture(4);
 
 describe.each(["DATETIME", "DATETIME(6)", "TIMESTAMP NULL"])(
   "lease tokens held by a %s column",
@@ -36,13 +20,13 @@ describe.each(["DATETIME", "DATETIME(6)", "TIMESTAMP NULL"])(
         },
         lease: 1,
       };
-      const table = await tables.create(
+      const table = await db.tables.create(
         description,
         `CREATE TABLE ${quote(name)} (id BIGINT AUTO_INCREMENT PRIMARY KEY, payload JSON NOT NULL, attempt INT NOT NULL DEFAULT 1, run_at ${columnType.replace("TIMESTAMP NULL", "DATETIME")} NULL, locked_until ${columnType} NULL) ENGINE=InnoDB`,
       );
-      const broker = createBroker({ driver, logger: silentLogger });
+      const broker = createBroker({ driver: db.driver, logger: silentLogger });
       await broker.publish(table, { n: 1 });
-      const claimer = (await driver.open(table, { group: null, logger: silentLogger })) as LeaseClaimer;
+      const claimer = (await db.driver.open(table, { group: null, logger: silentLogger })) as LeaseClaimer;
       const now = new Date();
       const expiry = leaseExpiry(now, 1);
       const [claimed] = await claimer.claim({ limit: 1, now, expiry });
@@ -68,11 +52,11 @@ describe.each(["DATETIME", "DATETIME(6)", "TIMESTAMP NULL"])(
       await expect(claimer.settle(claimed.row.id, claimed.token, { kind: "delete" })).rejects.toMatchObject({
         code: "LEASE_LOST",
       });
-      expect(await readAll(admin, table)).toHaveLength(1);
+      expect(await readAll(db.admin, table)).toHaveLength(1);
 
       if (moved === null || moved === undefined) throw new Error("extension lost");
       await claimer.settle(claimed.row.id, moved, { kind: "release", runAt: null });
-      const [row] = await readAll(admin, table);
+      const [row] = await readAll(db.admin, table);
       expect(row?.locked_until).toBeNull();
       expect(row?.attempt).toBe(2);
       await claimer.close();
@@ -82,7 +66,7 @@ describe.each(["DATETIME", "DATETIME(6)", "TIMESTAMP NULL"])(
 
 describe("a lease claim takes rows in claim order and counts the attempt", () => {
   it("several rows come back in claim order with attempt as it stood before", async () => {
-    const table = await tables.create({
+    const table = await db.tables.create({
       name: uniqueName("order"),
       columns: {
         id: "id",
@@ -92,13 +76,13 @@ describe("a lease claim takes rows in claim order and counts the attempt", () =>
         lockedUntil: "locked_until",
       },
     });
-    const broker = createBroker({ driver, logger: silentLogger });
+    const broker = createBroker({ driver: db.driver, logger: silentLogger });
     await broker.publishMany(table, [
       { payload: "c", priority: 3 },
       { payload: "a", priority: 1 },
       { payload: "b", priority: 2 },
     ]);
-    const claimer = (await driver.open(table, { group: null, logger: silentLogger })) as LeaseClaimer;
+    const claimer = (await db.driver.open(table, { group: null, logger: silentLogger })) as LeaseClaimer;
     const now = new Date();
     const claimed = await claimer.claim({ limit: 5, now, expiry: leaseExpiry(now, 30) });
     expect(claimed.map((c) => c.row.payload)).toEqual(["a", "b", "c"]);

@@ -1,24 +1,8 @@
 import { ack, createBroker, silentLogger } from "@rowclaim/core";
-import type { Pool } from "mysql2/promise";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MysqlDriver } from "../src/index.js";
-import { adminPool, newDriver, quote, readAll, Tables, uniqueName, waitFor } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { HeldHandler, newDriver, quote, readAll, uniqueName, useMysqlFixture, waitFor } from "./support.js";
 
-let admin: Pool;
-let schemaDriver: MysqlDriver;
-let tables: Tables;
-
-beforeAll(async () => {
-  admin = await adminPool();
-  schemaDriver = await newDriver(2);
-  tables = new Tables(admin, schemaDriver);
-});
-
-afterAll(async () => {
-  await tables.dropAll();
-  await schemaDriver.close();
-  await admin.end();
-});
+const db = useMysqlFixture();
 
 const rowLockShape = (name: string) => ({
   name,
@@ -27,26 +11,14 @@ const rowLockShape = (name: string) => ({
 
 describe("a row lock claim at READ COMMITTED locks its rows and not the gaps", () => {
   it("an INSERT into the same table goes through while the claim's handler runs", async () => {
-    const table = await tables.create(rowLockShape(uniqueName("gap")));
+    const table = await db.tables.create(rowLockShape(uniqueName("gap")));
     const broker = createBroker({ driver: await newDriver(), logger: silentLogger });
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let running = false;
+    const held = new HeldHandler();
     try {
       await broker.publishMany(table, [{ payload: 1 }, { payload: 2 }]);
-      await broker.subscribe(
-        table,
-        async () => {
-          running = true;
-          await held;
-          return ack();
-        },
-        { batch: 2, workers: 2, pollInterval: 50 },
-      );
-      await waitFor(() => running, 10_000, "the handler to run");
-      const connection = await admin.getConnection();
+      await broker.subscribe(table, held.handle, { batch: 2, workers: 2, pollInterval: 50 });
+      await waitFor(() => held.running, 10_000, "the handler to run");
+      const connection = await db.admin.getConnection();
       try {
         await connection.query("SET SESSION innodb_lock_wait_timeout = 2");
         await connection.query(
@@ -56,10 +28,14 @@ describe("a row lock claim at READ COMMITTED locks its rows and not the gaps", (
       } finally {
         connection.release();
       }
-      release();
-      await waitFor(async () => (await readAll(admin, table)).length === 0, 20_000, "every row to be acked");
+      held.release();
+      await waitFor(
+        async () => (await readAll(db.admin, table)).length === 0,
+        20_000,
+        "every row to be acked",
+      );
     } finally {
-      release();
+      held.release();
       await broker.close();
     }
   });
@@ -67,7 +43,7 @@ describe("a row lock claim at READ COMMITTED locks its rows and not the gaps", (
 
 describe("a row lock FIFO table at SERIALIZABLE is refused at open", () => {
   it("subscribe fails with DECLARATION", async () => {
-    const table = await tables.create({
+    const table = await db.tables.create({
       name: uniqueName("ser"),
       columns: { id: "id", payload: "payload", group: "queue" },
       fifo: true,
@@ -88,7 +64,7 @@ describe("every isolation level a table names is used for its claims", () => {
   it.each(["read uncommitted", "read committed", "repeatable read", "serializable"] as const)(
     "%s delivers rows",
     async (isolation) => {
-      const table = await tables.create({ ...rowLockShape(uniqueName("iso")), isolation });
+      const table = await db.tables.create({ ...rowLockShape(uniqueName("iso")), isolation });
       const broker = createBroker({ driver: await newDriver(), logger: silentLogger });
       try {
         await broker.publishMany(table, [{ payload: 1 }, { payload: 2 }]);

@@ -125,9 +125,17 @@ describe("identifiers are backtick-quoted and values never spliced", () => {
     expect(quoteIdentifier("x; DROP TABLE y; --")).toBe("`x; DROP TABLE y; --`");
   });
 
-  it.each(["", "a\u0000b", "trailing ", "x".repeat(65)])("refuses %j with DECLARATION", (name) => {
-    expect(() => quoteIdentifier(name)).toThrow(expect.objectContaining({ code: "DECLARATION" }));
-  });
+  const unquotable: [what: string, name: string][] = [
+    ["an empty name", ""],
+    ["a name with a NUL character", "a\u0000b"],
+    ["a name ending in a space", "trailing "],
+    ["a name of 65 characters", "x".repeat(65)],
+  ];
+  for (const [what, name] of unquotable) {
+    it(`refuses ${what} with DECLARATION`, () => {
+      expect(() => quoteIdentifier(name)).toThrow(expect.objectContaining({ code: "DECLARATION" }));
+    });
+  }
 
   it("the advisory lock name keeps literals as parameters and hashes past 64 characters", () => {
     const advisory = defineTable({

@@ -1,11 +1,12 @@
 /**
  * Helpers for the MySQL driver's tests: the database URL, an admin connection of the tests' own,
- * unique table names, fresh tables, and waiting on conditions.
+ * unique table names, fresh tables, the per-file fixture, and waiting on conditions.
  */
 import { randomBytes } from "node:crypto";
-import { defineTable, type TableDefinition, type TableDescription } from "@rowclaim/core";
+import { ack, defineTable, type Outcome, type TableDefinition, type TableDescription } from "@rowclaim/core";
 import { databaseUrl } from "@rowclaim/tooling/test-env";
 import { createPool, type Pool } from "mysql2/promise";
+import { afterAll, beforeAll } from "vitest";
 import { createMysqlDriver, type MysqlDriver, ownPoolOptions } from "../src/index.js";
 
 /** The URL of the MariaDB/MySQL server the tests run against. */
@@ -57,6 +58,81 @@ export class Tables {
       await this.#admin.query(`DROP TABLE IF EXISTS ${quote(table.name)}`);
     }
   }
+}
+
+/** What {@link useMysqlFixture} sets up for a test file, readable once its `beforeAll` has run. */
+export interface MysqlFixture {
+  /** The tests' own multi-statement pool. */
+  readonly admin: Pool;
+  /** A driver on its own pool: writes the tables' DDL, and tests may claim through it too. */
+  readonly driver: MysqlDriver;
+  /** The file's tables, dropped after its last test. */
+  readonly tables: Tables;
+}
+
+/**
+ * Registers the `beforeAll`/`afterAll` hooks of a test file that creates tables: an admin pool, a
+ * driver with `connectionLimit` connections and a {@link Tables} on them; after the last test the
+ * tables are dropped, the driver closed and the pool ended.
+ */
+export function useMysqlFixture(connectionLimit = 2): MysqlFixture {
+  let state: { admin: Pool; driver: MysqlDriver; tables: Tables } | undefined;
+
+  beforeAll(async () => {
+    const admin = await adminPool();
+    const driver = await newDriver(connectionLimit);
+    state = { admin, driver, tables: new Tables(admin, driver) };
+  });
+
+  afterAll(async () => {
+    if (state === undefined) return;
+    const { admin, driver, tables } = state;
+    state = undefined;
+    await tables.dropAll();
+    await driver.close();
+    await admin.end();
+  });
+
+  const ready = () => {
+    if (state === undefined)
+      throw new Error("useMysqlFixture: read the fixture inside a test or a later hook.");
+    return state;
+  };
+  return {
+    get admin() {
+      return ready().admin;
+    },
+    get driver() {
+      return ready().driver;
+    },
+    get tables() {
+      return ready().tables;
+    },
+  };
+}
+
+/** A handler that keeps every delivery in work until {@link HeldHandler.release}, then acks it. */
+export class HeldHandler {
+  /** Whether a delivery has reached the handler. */
+  running = false;
+  /** Lets every delivery held now or later go on (and be acked). Safe to call more than once. */
+  readonly release: () => void;
+  readonly #released: Promise<void>;
+
+  constructor() {
+    let release!: () => void;
+    this.#released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.release = release;
+  }
+
+  /** The handler to subscribe with. */
+  readonly handle = async (): Promise<Outcome> => {
+    this.running = true;
+    await this.#released;
+    return ack();
+  };
 }
 
 /** Backtick quoting for the tests' own statements. */

@@ -23,11 +23,14 @@ describe("VERSION() parsing and the version floor", () => {
     ["5.5.5-10.5.9-MariaDB-log", "mariadb", [10, 5, 9], false],
   ];
 
-  it.each(cases)("%s reads as %s %j, accepted: %s", (text, family, [major, minor, patch], accepted) => {
-    const version = parseServerVersion(text);
-    expect(version).toMatchObject({ family, major, minor, patch, text });
-    expect(meetsFloor(version)).toBe(accepted);
-  });
+  for (const [text, family, [major, minor, patch], accepted] of cases) {
+    const reads = `${family === "mysql" ? "MySQL" : "MariaDB"} ${major}.${minor}.${patch}`;
+    it(`"${text}" reads as ${reads}, which the floor ${accepted ? "accepts" : "refuses"}`, () => {
+      const version = parseServerVersion(text);
+      expect(version).toMatchObject({ family, major, minor, patch, text });
+      expect(meetsFloor(version)).toBe(accepted);
+    });
+  }
 
   it("a server below the floor stops with SERVER_TOO_OLD naming the family, its version and the floor", () => {
     const error = (() => {

@@ -1,4 +1,11 @@
-import { createBroker, type Delivery, silentLogger, type TableDefinition } from "@rowclaim/core";
+import {
+  type Broker,
+  createBroker,
+  type Delivery,
+  type SubscribeOptions,
+  silentLogger,
+  type TableDefinition,
+} from "@rowclaim/core";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PostgresAdvisoryToken, PostgresDriver } from "../src/index.js";
@@ -45,6 +52,29 @@ async function publishRows(driver: PostgresDriver, table: TableDefinition, count
   );
 }
 
+/**
+ * Subscribes with a handler that records each delivery and keeps it in work until `release()`:
+ * every delivery, or with `firstOnly` only the first.
+ */
+async function subscribeHolding(
+  broker: Broker,
+  table: TableDefinition,
+  options: SubscribeOptions = {},
+  firstOnly = false,
+): Promise<{ seen: Delivery[]; release: () => void }> {
+  const release = deferred();
+  const seen: Delivery[] = [];
+  await broker.subscribe(
+    table,
+    async (delivery) => {
+      seen.push(delivery);
+      if (!firstOnly || seen.length === 1) await release.promise;
+    },
+    options,
+  );
+  return { seen, release: () => release.resolve() };
+}
+
 describe("a row lock delivery in work", () => {
   it("keeps its backend idle in transaction, and its row invisible to other claims", async () => {
     const table = await db.create(describeTable("rowLock", uniqueName("rc_inwork_rl")));
@@ -52,12 +82,7 @@ describe("a row lock delivery in work", () => {
     const driver = db.driver({ applicationName: app });
     const broker = createBroker({ driver, logger: silentLogger });
     await broker.publish(table, { n: 1 });
-    const release = deferred();
-    const seen: Delivery[] = [];
-    await broker.subscribe(table, async (delivery) => {
-      seen.push(delivery);
-      await release.promise;
-    });
+    const { seen, release } = await subscribeHolding(broker, table);
     await waitFor(() => seen.length === 1, { what: "the delivery" });
     const states = (await sessions(app)).map((session) => session.state);
     expect(states.filter((state) => state === "idle in transaction")).toHaveLength(1);
@@ -68,7 +93,7 @@ describe("a row lock delivery in work", () => {
     expect(await claimer.claim({ limit: 10, now: new Date() })).toBeNull();
     const locked = await db.query(`SELECT id FROM "${table.name}" FOR UPDATE SKIP LOCKED`);
     expect(locked).toHaveLength(0);
-    release.resolve();
+    release();
     await waitFor(async () => (await db.rows(table)).length === 0, { what: "the ack" });
     await Promise.all([broker.close(), claimer.close(), other.close()]);
     expect((await sessions(app)).filter((session) => session.state !== "idle")).toHaveLength(0);
@@ -84,23 +109,14 @@ describe("pg_terminate_backend on a delivery's connection", () => {
       const driver = db.driver({ applicationName: app });
       const broker = createBroker({ driver, logger: silentLogger });
       await publishRows(driver, table, 1);
-      const release = deferred();
-      const seen: Delivery[] = [];
-      await broker.subscribe(
-        table,
-        async (delivery) => {
-          seen.push(delivery);
-          if (seen.length === 1) await release.promise;
-        },
-        { pollInterval: 20 },
-      );
+      const { seen, release } = await subscribeHolding(broker, table, { pollInterval: 20 }, true);
       await waitFor(() => seen.length === 1, { what: "the first delivery" });
       const held = (await sessions(app)).filter((session) =>
         form === "rowLock" ? session.state === "idle in transaction" : /UPDATE/.test(session.query),
       );
       expect(held).toHaveLength(1);
       await db.query("SELECT pg_terminate_backend($1)", [held[0]?.pid]);
-      release.resolve();
+      release();
       await waitFor(() => seen.length === 2, { what: "the row to be delivered again" });
       // Row lock: the rollback undid nothing but the lock (no attempt spent); advisory: the take counted one.
       expect(seen[1]?.attempt).toBe(form === "rowLock" ? 1 : 2);
@@ -117,15 +133,10 @@ describe("an advisory delivery in work", () => {
     const driver = db.driver({ applicationName: app });
     const broker = createBroker({ driver, logger: silentLogger });
     await publishRows(driver, table, 1);
-    const release = deferred();
-    const seen: Delivery[] = [];
-    await broker.subscribe(table, async (delivery) => {
-      seen.push(delivery);
-      await release.promise;
-    });
+    const { seen, release } = await subscribeHolding(broker, table);
     await waitFor(() => seen.length === 1, { what: "the delivery" });
     expect(await advisoryLocksOf(app)).toBe(1);
-    release.resolve();
+    release();
     await waitFor(async () => (await db.rows(table)).length === 0, { what: "the ack" });
     await waitFor(async () => (await advisoryLocksOf(app)) === 0, { what: "the unlock" });
     await broker.close();
@@ -146,13 +157,8 @@ describe("advisory keys belong to the database", () => {
     await brokerA.publish(first, { n: "a" }, { values: { account: "7" } });
     await brokerB.publish(second, { n: "b1" }, { values: { account: "7" } });
     await brokerB.publish(second, { n: "b2" }, { values: { account: "8" } });
-    const release = deferred();
-    const seenA: Delivery[] = [];
+    const { seen: seenA, release } = await subscribeHolding(brokerA, first);
     const seenB: Delivery[] = [];
-    await brokerA.subscribe(first, async (delivery) => {
-      seenA.push(delivery);
-      await release.promise;
-    });
     await waitFor(() => seenA.length === 1, { what: "table A's delivery" });
     await brokerB.subscribe(
       second,
@@ -171,7 +177,7 @@ describe("advisory keys belong to the database", () => {
     expect(await claimer.claim({ limit: 5, now: new Date() })).toEqual([]);
     await probe.close();
     expect(seenB.map((d) => d.payload)).toEqual([{ n: "b2" }]);
-    release.resolve();
+    release();
     await waitFor(() => seenB.length === 2, { what: "table B's held key after A settled" });
     expect(seenB[1]?.payload).toEqual({ n: "b1" });
     await Promise.all([brokerA.close(), brokerB.close()]);
@@ -191,22 +197,13 @@ describe("connections held while handlers run", () => {
     const driver = db.driver({ applicationName: app, max: 10 });
     const broker = createBroker({ driver, logger: silentLogger });
     await publishRows(driver, table, 5);
-    const release = deferred();
-    const seen: Delivery[] = [];
-    await broker.subscribe(
-      table,
-      async (delivery) => {
-        seen.push(delivery);
-        await release.promise;
-      },
-      { workers: 3 },
-    );
+    const { seen, release } = await subscribeHolding(broker, table, { workers: 3 });
     await waitFor(() => seen.length === 3, { what: "three deliveries in work" });
     expect(checkedOut(driver)).toBe(expected);
     const busy = (await sessions(app)).filter((session) => session.state === "idle in transaction");
     expect(busy).toHaveLength(form === "rowLock" ? 3 : 0);
     if (form === "advisory") expect(await advisoryLocksOf(app)).toBe(3);
-    release.resolve();
+    release();
     await waitFor(async () => (await db.rows(table)).length === 0, { what: "every ack" });
     await broker.close();
     await waitFor(async () => (await sessions(app)).length === 0, { what: "every connection to close" });
@@ -230,15 +227,11 @@ describe("the FIFO group guard", () => {
         [0, 1, 2].map((payload) => ({ payload, group: "g" })),
       );
       await broker.publish(table, 99, { group: "other" });
-      const release = deferred();
-      const seen: Delivery[] = [];
-      await broker.subscribe(
+      const { seen, release } = await subscribeHolding(
+        broker,
         table,
-        async (delivery) => {
-          seen.push(delivery);
-          if (seen.length === 1) await release.promise;
-        },
         { group: "g", workers: 3, pollInterval: 20 },
+        true,
       );
       await waitFor(() => seen.length === 1, { what: "the head in work" });
       // Row lock: the claim's transaction holds the group's lock while the handler runs. (Lease: "in
@@ -272,7 +265,7 @@ describe("the FIFO group guard", () => {
         });
         expect(rows.map((claim) => claim.row.payload)).toEqual([99]);
       }
-      release.resolve();
+      release();
       await waitFor(() => seen.length === 3, { what: "the rest of the group" });
       expect(seen.map((delivery) => delivery.payload)).toEqual([0, 1, 2]);
       await Promise.all([broker.close(), probe.close()]);

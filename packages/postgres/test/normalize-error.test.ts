@@ -8,8 +8,36 @@ function pgError(code: string, message = "native"): Error {
 
 const context = { table: "jobs", form: "lease", statement: "lease claim" };
 
+/** What each SQLSTATE the tables below use means, for the test names. */
+const sqlStateNames: Readonly<Record<string, string>> = {
+  "42P01": "undefined table",
+  "42703": "undefined column",
+  "3F000": "invalid schema name",
+  "42804": "datatype mismatch",
+  "42883": "undefined function",
+  "42501": "insufficient privilege",
+  "22P02": "invalid text representation",
+  "22P05": "untranslatable character",
+  "22001": "string data right truncation",
+  "23502": "not-null violation",
+  "23505": "unique violation",
+  "23514": "check violation",
+  "0A000": "feature not supported",
+  "40001": "serialization failure",
+  "40P01": "deadlock detected",
+  "55P03": "lock not available",
+  "57P01": "admin shutdown",
+  "08006": "connection failure",
+  XX000: "internal error",
+};
+
+/** `SQLSTATE 42P01 (undefined table)`. */
+function sqlState(state: string): string {
+  return `SQLSTATE ${state} (${sqlStateNames[state] ?? "unnamed"})`;
+}
+
 describe("normalizing PostgreSQL errors by SQLSTATE", () => {
-  it.each([
+  const cases: [state: string, code: "SCHEMA" | "INVALID_ARGUMENT" | undefined][] = [
     ["42P01", "SCHEMA"],
     ["42703", "SCHEMA"],
     ["3F000", "SCHEMA"],
@@ -26,16 +54,23 @@ describe("normalizing PostgreSQL errors by SQLSTATE", () => {
     ["40001", undefined],
     ["57P01", undefined],
     ["XX000", undefined],
-  ] as const)("%s maps to %s", (state, code) => {
-    expect(codeForError(pgError(state))).toBe(code);
-    const normalized = normalizeError(pgError(state), context);
-    if (code === undefined) {
-      expect(BrokerError.is(normalized)).toBe(false);
-    } else {
-      expect(BrokerError.is(normalized, code)).toBe(true);
-      expect((normalized as Error).cause).toMatchObject({ code: state });
-    }
-  });
+  ];
+  for (const [state, code] of cases) {
+    const name =
+      code === undefined
+        ? `an error with ${sqlState(state)} gets no code and is returned as it is`
+        : `an error with ${sqlState(state)} becomes ${code}, with the native error as cause`;
+    it(name, () => {
+      expect(codeForError(pgError(state))).toBe(code);
+      const normalized = normalizeError(pgError(state), context);
+      if (code === undefined) {
+        expect(BrokerError.is(normalized)).toBe(false);
+      } else {
+        expect(BrokerError.is(normalized, code)).toBe(true);
+        expect((normalized as Error).cause).toMatchObject({ code: state });
+      }
+    });
+  }
 
   it("an error without a SQLSTATE is returned as it is", () => {
     const error = new Error("boom");
@@ -55,25 +90,35 @@ describe("normalizing PostgreSQL errors by SQLSTATE", () => {
 });
 
 describe("telling a lost connection and a lost race", () => {
-  it.each([
-    [pgError("57P01"), true],
-    [pgError("08006"), true],
-    [Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }), true],
-    [new Error("Connection terminated unexpectedly"), true],
-    [new Error("Client was closed and is not queryable"), true],
-    [pgError("42P01"), false],
-    [pgError("40001"), false],
-    [new Error("anything else"), false],
-  ] as const)("%#: connection lost: %j", (error, lost) => {
-    expect(isConnectionLost(error)).toBe(lost);
-  });
+  const connectionCases: [what: string, error: Error, lost: boolean][] = [
+    [`an error with ${sqlState("57P01")}`, pgError("57P01"), true],
+    [`an error with ${sqlState("08006")}`, pgError("08006"), true],
+    ["a socket error ECONNRESET", Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }), true],
+    ['pg\'s "Connection terminated unexpectedly"', new Error("Connection terminated unexpectedly"), true],
+    [
+      'pg\'s "Client was closed and is not queryable"',
+      new Error("Client was closed and is not queryable"),
+      true,
+    ],
+    [`an error with ${sqlState("42P01")}`, pgError("42P01"), false],
+    [`an error with ${sqlState("40001")}`, pgError("40001"), false],
+    ["an error with no SQLSTATE and no known message", new Error("anything else"), false],
+  ];
+  for (const [what, error, lost] of connectionCases) {
+    it(`${what} ${lost ? "is" : "is not"} a lost connection`, () => {
+      expect(isConnectionLost(error)).toBe(lost);
+    });
+  }
 
-  it.each([
+  const conflictCases: [state: string, conflict: boolean][] = [
     ["40001", true],
     ["40P01", true],
     ["55P03", true],
     ["42P01", false],
-  ] as const)("%s is a claim conflict: %j", (state, conflict) => {
-    expect(isClaimConflict(pgError(state))).toBe(conflict);
-  });
+  ];
+  for (const [state, conflict] of conflictCases) {
+    it(`an error with ${sqlState(state)} ${conflict ? "is" : "is not"} a claim conflict (a lost race)`, () => {
+      expect(isClaimConflict(pgError(state))).toBe(conflict);
+    });
+  }
 });

@@ -10,7 +10,14 @@ import {
 import type Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSqliteDriver, type SqliteDriver } from "../src/index.js";
-import { openConnection, tempDatabaseFile, uniqueName, waitFor } from "./support.js";
+import {
+  claimColumns,
+  openConnection,
+  publishRow,
+  tempDatabaseFile,
+  uniqueName,
+  waitFor,
+} from "./support.js";
 
 const temp = tempDatabaseFile();
 let db: Database.Database;
@@ -45,14 +52,7 @@ function table(key = "{account}"): TableDefinition {
   const name = uniqueName("adv");
   const defined = defineTable({
     name,
-    columns: {
-      id: "id",
-      payload: "payload",
-      attempt: "attempt",
-      runAt: "run_at",
-      priority: "priority",
-      group: "queue",
-    },
+    columns: { ...claimColumns },
     extraColumns: ["account"],
     advisoryLock: `${name}-${key}`,
   });
@@ -106,9 +106,9 @@ describe("advisory keys", () => {
     await first.publish(
       t,
       [
-        { payload: "1", group: null, runAt: null, priority: null, headers: null, values: { account: 7 } },
-        { payload: "2", group: null, runAt: null, priority: null, headers: null, values: { account: 7 } },
-        { payload: "3", group: null, runAt: null, priority: null, headers: null, values: { account: null } },
+        publishRow("1", { values: { account: 7 } }),
+        publishRow("2", { values: { account: 7 } }),
+        publishRow("3", { values: { account: null } }),
       ],
       {},
     );
@@ -148,11 +148,7 @@ describe("advisory keys", () => {
   it("renders literal parts as parameters, so a key with quotes and SQL stays text", async () => {
     const t = table("{account}' || (SELECT 1) || '");
     const d = driver();
-    await d.publish(
-      t,
-      [{ payload: "1", group: null, runAt: null, priority: null, headers: null, values: { account: "x" } }],
-      {},
-    );
+    await d.publish(t, [publishRow("1", { values: { account: "x" } })], {});
     const claimer = await d.open(t, { group: null, logger: silentLogger });
     if (claimer.form !== "advisory") throw new Error("expected an advisory claimer");
     const [claimed] = await claimer.claim({ limit: 1, now: new Date() });
@@ -170,11 +166,7 @@ describe("advisory keys", () => {
     drivers.push(memory, other);
     for (const d of [memory, other]) {
       d.database.exec(d.schemaSql(t));
-      await d.publish(
-        t,
-        [{ payload: "1", group: null, runAt: null, priority: null, headers: null, values: {} }],
-        {},
-      );
+      await d.publish(t, [publishRow("1")], {});
     }
     const a = await memory.open(t, { group: null, logger: silentLogger });
     const b = await other.open(t, { group: null, logger: silentLogger });

@@ -1,33 +1,33 @@
 import { ack, createBroker, defineTable, leaseExpiry, silentLogger } from "@rowclaim/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSqliteDriver } from "../src/index.js";
-import { leaseTable, openConnection, tempDatabaseFile, uniqueName, waitFor } from "./support.js";
+import { leaseTable, openConnection, publishRow, tempDatabaseFile, uniqueName, waitFor } from "./support.js";
 
 const temp = tempDatabaseFile();
 afterAll(() => temp.remove());
 
-const row = (payload: string) => ({
-  payload,
-  group: null,
-  runAt: null,
-  priority: null,
-  headers: null,
-  values: {},
-});
+/**
+ * A lease table holding one row (`"x"`), a connection of the test's own to take the file's write
+ * lock, and the lease claimer of a driver that never waits on a lock (busyTimeout 0) but retries
+ * as `busyRetry` says.
+ */
+async function claimerBehindBlocker(busyRetry: { attempts: number; maxDelayMs: number }) {
+  const blocker = openConnection(temp.file);
+  const table = defineTable(leaseTable(uniqueName("busy")));
+  blocker.exec(createSqliteDriver({ database: blocker }).schemaSql(table));
+  const driver = createSqliteDriver({ filename: temp.file, busyTimeout: 0, busyRetry });
+  const [id] = await driver.publish(table, [publishRow('"x"')], {});
+  const claimer = await driver.open(table, { group: null, logger: silentLogger });
+  if (claimer.form !== "lease") throw new Error("expected a lease claimer");
+  return { blocker, table, driver, claimer, id };
+}
 
 describe("busy retry", () => {
   it("a claim that meets another connection's write lock is retried, not failed, and takes the row once the lock is gone", async () => {
-    const blocker = openConnection(temp.file);
-    const table = defineTable(leaseTable(uniqueName("busy")));
-    blocker.exec(createSqliteDriver({ database: blocker }).schemaSql(table));
-    const driver = createSqliteDriver({
-      filename: temp.file,
-      busyTimeout: 0,
-      busyRetry: { attempts: 1000, maxDelayMs: 20 },
+    const { blocker, table, driver, claimer } = await claimerBehindBlocker({
+      attempts: 1000,
+      maxDelayMs: 20,
     });
-    await driver.publish(table, [row('"x"')], {});
-    const claimer = await driver.open(table, { group: null, logger: silentLogger });
-    if (claimer.form !== "lease") throw new Error("expected a lease claimer");
     blocker.exec("BEGIN IMMEDIATE");
     const now = new Date();
     // The first try runs inside claim() and meets the lock held above.
@@ -56,17 +56,7 @@ describe("busy retry", () => {
   });
 
   it("contention that outlasts every try surfaces as SQLITE_BUSY, never as a lost row", async () => {
-    const blocker = openConnection(temp.file);
-    const table = defineTable(leaseTable(uniqueName("busy")));
-    blocker.exec(createSqliteDriver({ database: blocker }).schemaSql(table));
-    const driver = createSqliteDriver({
-      filename: temp.file,
-      busyTimeout: 0,
-      busyRetry: { attempts: 3, maxDelayMs: 1 },
-    });
-    const [id] = await driver.publish(table, [row('"x"')], {});
-    const claimer = await driver.open(table, { group: null, logger: silentLogger });
-    if (claimer.form !== "lease") throw new Error("expected a lease claimer");
+    const { blocker, driver, claimer, id } = await claimerBehindBlocker({ attempts: 3, maxDelayMs: 1 });
     const now = new Date();
     const [held] = await claimer.claim({ limit: 1, now, expiry: leaseExpiry(now, 30) });
     if (held === undefined || id === undefined) throw new Error("nothing claimed");

@@ -28,6 +28,24 @@ runConformance({
   dropTable: async (table) => {
     admin.exec(`DROP TABLE IF EXISTS ${tableName(table)}`);
   },
+  // The client publish({ client }) takes: a better-sqlite3 Database of the tests' own, in an
+  // explicit transaction. A connection apart from `admin`, so that readRows (on `admin`) does not
+  // see the rows before the transaction commits.
+  inTransaction: async (body, { rollback }) => {
+    const connection = openConnection(temp.file);
+    try {
+      connection.exec("BEGIN IMMEDIATE");
+      try {
+        await body(connection);
+      } catch (error) {
+        connection.exec("ROLLBACK");
+        throw error;
+      }
+      connection.exec(rollback ? "ROLLBACK" : "COMMIT");
+    } finally {
+      connection.close();
+    }
+  },
   childDriverModule: fileURLToPath(new URL("./child-driver.mjs", import.meta.url)),
   close: async () => {
     admin.close();

@@ -16,7 +16,7 @@ import {
 import type Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSqliteDriver, type SqliteDriver } from "../src/index.js";
-import { leaseTable, openConnection, tempDatabaseFile, uniqueName, waitFor } from "./support.js";
+import { leaseTable, openConnection, publishRow, tempDatabaseFile, uniqueName, waitFor } from "./support.js";
 
 const temp = tempDatabaseFile();
 let db: Database.Database;
@@ -75,11 +75,11 @@ describe("lease claims", () => {
     await d.publish(
       t,
       [
-        { payload: '"c"', group: null, runAt: new Date(now - 1000), priority: 5, headers: null, values: {} },
-        { payload: '"a"', group: null, runAt: new Date(now - 1000), priority: 1, headers: null, values: {} },
-        { payload: '"b"', group: null, runAt: new Date(now - 2000), priority: 5, headers: null, values: {} },
-        { payload: '"d"', group: null, runAt: null, priority: 5, headers: null, values: {} },
-        { payload: '"e"', group: null, runAt: new Date(now - 1000), priority: 5, headers: null, values: {} },
+        publishRow('"c"', { runAt: new Date(now - 1000), priority: 5 }),
+        publishRow('"a"', { runAt: new Date(now - 1000), priority: 1 }),
+        publishRow('"b"', { runAt: new Date(now - 2000), priority: 5 }),
+        publishRow('"d"', { priority: 5 }),
+        publishRow('"e"', { runAt: new Date(now - 1000), priority: 5 }),
       ],
       {},
     );
@@ -102,7 +102,7 @@ describe("lease claims", () => {
     const t = table();
     const d = driver();
     const runAt = new Date("2020-01-02T03:04:05.678Z");
-    await d.publish(t, [{ payload: "1", group: null, runAt, priority: null, headers: null, values: {} }], {});
+    await d.publish(t, [publishRow("1", { runAt })], {});
     const claimer = await d.open(t, { group: null, logger: silentLogger });
     if (claimer.form !== "lease") throw new Error("expected a lease claimer");
     const now = new Date();
@@ -207,11 +207,7 @@ describe("lease settlements", () => {
   it("a settlement after the lease was taken over fails with LEASE_LOST and changes nothing", async () => {
     const t = table({ lease: 1 });
     const d = driver();
-    await d.publish(
-      t,
-      [{ payload: '"x"', group: null, runAt: null, priority: null, headers: null, values: {} }],
-      {},
-    );
+    await d.publish(t, [publishRow('"x"')], {});
     const claimer = await d.open(t, { group: null, logger: silentLogger });
     if (claimer.form !== "lease") throw new Error("expected a lease claimer");
     const first = new Date();
@@ -357,14 +353,12 @@ describe("publish", () => {
   it("returns ids in order, chunking past SQLite's parameter limit in one transaction", async () => {
     const t = table({ extraColumns: ["account"] });
     const d = driver();
-    const many = Array.from({ length: 7000 }, (_, i) => ({
-      payload: JSON.stringify(i),
-      group: null,
-      runAt: null,
-      priority: i % 3 === 0 ? null : i,
-      headers: null,
-      values: i % 5 === 0 ? {} : { account: i },
-    }));
+    const many = Array.from({ length: 7000 }, (_, i) =>
+      publishRow(JSON.stringify(i), {
+        priority: i % 3 === 0 ? null : i,
+        values: i % 5 === 0 ? {} : { account: i },
+      }),
+    );
     const ids = await d.publish(t, many, {});
     expect(ids).toHaveLength(7000);
     const stored = db.prepare(`SELECT id, payload, priority, account FROM "${t.name}"`).all() as Record<

@@ -9,59 +9,142 @@ function native(code: string, message: string): Error {
 }
 
 const cases: readonly {
+  /** The error, for the test's name. */
+  readonly what: string;
   readonly error: unknown;
   readonly code: BrokerErrorCode | undefined;
   readonly busy: boolean;
 }[] = [
-  { error: native("SQLITE_ERROR", "no such table: jobs"), code: "SCHEMA", busy: false },
-  { error: native("SQLITE_ERROR", "no such column: run_at"), code: "SCHEMA", busy: false },
-  { error: native("SQLITE_ERROR", "table jobs has no column named account"), code: "SCHEMA", busy: false },
-  { error: native("SQLITE_ERROR", 'near "x": syntax error'), code: undefined, busy: false },
   {
+    what: 'SQLITE_ERROR "no such table: jobs"',
+    error: native("SQLITE_ERROR", "no such table: jobs"),
+    code: "SCHEMA",
+    busy: false,
+  },
+  {
+    what: 'SQLITE_ERROR "no such column: run_at"',
+    error: native("SQLITE_ERROR", "no such column: run_at"),
+    code: "SCHEMA",
+    busy: false,
+  },
+  {
+    what: 'SQLITE_ERROR "table jobs has no column named account"',
+    error: native("SQLITE_ERROR", "table jobs has no column named account"),
+    code: "SCHEMA",
+    busy: false,
+  },
+  {
+    what: `SQLITE_ERROR 'near "x": syntax error'`,
+    error: native("SQLITE_ERROR", 'near "x": syntax error'),
+    code: undefined,
+    busy: false,
+  },
+  {
+    what: 'SQLITE_CONSTRAINT_NOTNULL "NOT NULL constraint failed: jobs.payload"',
     error: native("SQLITE_CONSTRAINT_NOTNULL", "NOT NULL constraint failed: jobs.payload"),
     code: "INVALID_ARGUMENT",
     busy: false,
   },
   {
+    what: 'SQLITE_CONSTRAINT_UNIQUE "UNIQUE constraint failed"',
     error: native("SQLITE_CONSTRAINT_UNIQUE", "UNIQUE constraint failed"),
     code: "INVALID_ARGUMENT",
     busy: false,
   },
   {
+    what: 'SQLITE_CONSTRAINT_CHECK "CHECK constraint failed"',
     error: native("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed"),
     code: "INVALID_ARGUMENT",
     busy: false,
   },
-  { error: native("SQLITE_MISMATCH", "datatype mismatch"), code: "INVALID_ARGUMENT", busy: false },
-  { error: native("SQLITE_TOOBIG", "string or blob too big"), code: "INVALID_ARGUMENT", busy: false },
-  { error: native("SQLITE_RANGE", "column index out of range"), code: "INVALID_ARGUMENT", busy: false },
-  { error: native("SQLITE_BUSY", "database is locked"), code: undefined, busy: true },
-  { error: native("SQLITE_BUSY_SNAPSHOT", "database is locked"), code: undefined, busy: true },
-  { error: native("SQLITE_BUSY_RECOVERY", "database is locked"), code: undefined, busy: true },
-  { error: native("SQLITE_LOCKED", "database table is locked"), code: undefined, busy: true },
-  { error: native("SQLITE_LOCKED_SHAREDCACHE", "database table is locked"), code: undefined, busy: true },
-  { error: native("SQLITE_READONLY", "attempt to write a readonly database"), code: undefined, busy: false },
-  { error: native("SQLITE_IOERR_WRITE", "disk I/O error"), code: undefined, busy: false },
-  { error: new TypeError("The database connection is not open"), code: "CLOSED", busy: false },
-  { error: new TypeError("something else"), code: undefined, busy: false },
-  { error: new Error("no code"), code: undefined, busy: false },
-  { error: "a string", code: undefined, busy: false },
-  { error: null, code: undefined, busy: false },
+  {
+    what: 'SQLITE_MISMATCH "datatype mismatch"',
+    error: native("SQLITE_MISMATCH", "datatype mismatch"),
+    code: "INVALID_ARGUMENT",
+    busy: false,
+  },
+  {
+    what: 'SQLITE_TOOBIG "string or blob too big"',
+    error: native("SQLITE_TOOBIG", "string or blob too big"),
+    code: "INVALID_ARGUMENT",
+    busy: false,
+  },
+  {
+    what: 'SQLITE_RANGE "column index out of range"',
+    error: native("SQLITE_RANGE", "column index out of range"),
+    code: "INVALID_ARGUMENT",
+    busy: false,
+  },
+  {
+    what: 'SQLITE_BUSY "database is locked"',
+    error: native("SQLITE_BUSY", "database is locked"),
+    code: undefined,
+    busy: true,
+  },
+  {
+    what: 'SQLITE_BUSY_SNAPSHOT "database is locked"',
+    error: native("SQLITE_BUSY_SNAPSHOT", "database is locked"),
+    code: undefined,
+    busy: true,
+  },
+  {
+    what: 'SQLITE_BUSY_RECOVERY "database is locked"',
+    error: native("SQLITE_BUSY_RECOVERY", "database is locked"),
+    code: undefined,
+    busy: true,
+  },
+  {
+    what: 'SQLITE_LOCKED "database table is locked"',
+    error: native("SQLITE_LOCKED", "database table is locked"),
+    code: undefined,
+    busy: true,
+  },
+  {
+    what: 'SQLITE_LOCKED_SHAREDCACHE "database table is locked"',
+    error: native("SQLITE_LOCKED_SHAREDCACHE", "database table is locked"),
+    code: undefined,
+    busy: true,
+  },
+  {
+    what: 'SQLITE_READONLY "attempt to write a readonly database"',
+    error: native("SQLITE_READONLY", "attempt to write a readonly database"),
+    code: undefined,
+    busy: false,
+  },
+  {
+    what: 'SQLITE_IOERR_WRITE "disk I/O error"',
+    error: native("SQLITE_IOERR_WRITE", "disk I/O error"),
+    code: undefined,
+    busy: false,
+  },
+  {
+    what: 'a TypeError "The database connection is not open"',
+    error: new TypeError("The database connection is not open"),
+    code: "CLOSED",
+    busy: false,
+  },
+  { what: "any other TypeError", error: new TypeError("something else"), code: undefined, busy: false },
+  { what: "an Error without a code", error: new Error("no code"), code: undefined, busy: false },
+  { what: "a string", error: "a string", code: undefined, busy: false },
+  { what: "null", error: null, code: undefined, busy: false },
 ];
 
 describe("normalizeError maps SQLite errors to core codes", () => {
-  it.each(cases)("$error.code $error.message → $code", ({ error, code, busy }) => {
-    expect(brokerCodeFor(error)).toBe(code);
-    expect(isBusyError(error)).toBe(busy);
-    const normalized = normalizeError(error, { table: "jobs", operation: "a test" });
-    if (code === undefined) {
-      expect(normalized).toBe(error);
-    } else {
-      expect(BrokerError.is(normalized, code)).toBe(true);
-      expect((normalized as BrokerError).cause).toBe(error);
-      expect((normalized as BrokerError).table).toBe("jobs");
-    }
-  });
+  for (const { what, error, code, busy } of cases) {
+    const becomes = code === undefined ? "gets no code and is returned as it is" : `becomes ${code}`;
+    it(`${what} ${becomes}, and ${busy ? "counts as busy (retried)" : "does not count as busy"}`, () => {
+      expect(brokerCodeFor(error)).toBe(code);
+      expect(isBusyError(error)).toBe(busy);
+      const normalized = normalizeError(error, { table: "jobs", operation: "a test" });
+      if (code === undefined) {
+        expect(normalized).toBe(error);
+      } else {
+        expect(BrokerError.is(normalized, code)).toBe(true);
+        expect((normalized as BrokerError).cause).toBe(error);
+        expect((normalized as BrokerError).table).toBe("jobs");
+      }
+    });
+  }
 
   it("recognises the errors a real better-sqlite3 connection throws", () => {
     const db = new Database(":memory:");

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { defineTable } from "@rowclaim/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSqliteDriver } from "../src/index.js";
-import { leaseTable, openConnection, tempDatabaseFile, uniqueName } from "./support.js";
+import { leaseTable, openConnection, publishRow, tempDatabaseFile, uniqueName } from "./support.js";
 
 const temp = tempDatabaseFile();
 afterAll(() => temp.remove());
@@ -35,14 +35,7 @@ describe("two processes on one database file (lease form)", () => {
     const total = 600;
     await driver.publish(
       table,
-      Array.from({ length: total }, (_, i) => ({
-        payload: String(i),
-        group: null,
-        runAt: null,
-        priority: null,
-        headers: null,
-        values: {},
-      })),
+      Array.from({ length: total }, (_, i) => publishRow(String(i))),
       {},
     );
     const env = { ROWCLAIM_SQLITE_FILE: temp.file, ROWCLAIM_DRAIN_TABLE: JSON.stringify(description) };

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TableDescription } from "@rowclaim/core";
+import type { PublishRow, TableDescription } from "@rowclaim/core";
 import Database from "better-sqlite3";
 
 /** A temp directory with a database file path in it, removed by `remove()`. */
@@ -26,20 +26,32 @@ export function openConnection(file: string): Database.Database {
   return db;
 }
 
+/**
+ * A row as the driver's `publish` takes it (payload already encoded): no group, not scheduled, no
+ * priority, no headers and no extra values, unless `fields` says otherwise.
+ */
+export function publishRow(
+  payload: PublishRow["payload"],
+  fields: Partial<Omit<PublishRow, "payload">> = {},
+): PublishRow {
+  return { payload, group: null, runAt: null, priority: null, headers: null, values: {}, ...fields };
+}
+
+/** The columns of the claim roles every form uses: id, payload, attempt, runAt, priority, group. */
+export const claimColumns = Object.freeze({
+  id: "id",
+  payload: "payload",
+  attempt: "attempt",
+  runAt: "run_at",
+  priority: "priority",
+  group: "queue",
+});
+
 /** A lease table description with every role. */
 export function leaseTable(name: string, extra: Partial<TableDescription> = {}): TableDescription {
   return {
     name,
-    columns: {
-      id: "id",
-      payload: "payload",
-      attempt: "attempt",
-      runAt: "run_at",
-      priority: "priority",
-      group: "queue",
-      lockedUntil: "locked_until",
-      headers: "headers",
-    },
+    columns: { ...claimColumns, lockedUntil: "locked_until", headers: "headers" },
     ...extra,
   };
 }

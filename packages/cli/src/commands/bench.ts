@@ -4,18 +4,17 @@
  *
  * @module
  */
-import { type ClaimFormName, createBroker, type Logger } from "@rowclaim/core";
+import { type ClaimFormName, createBroker } from "@rowclaim/core";
 import { dropTableSql } from "../admin-sql.js";
 import { booleanFlag, integerFlag, listFlag, stringFlag } from "../args.js";
 import { type Command, type CommandIO, EXIT_FAILED, EXIT_OK } from "../command.js";
 import {
   type DatabaseSession,
   openDatabaseSession,
-  publishInChunks,
   recreateTables,
-  waitFor,
+  sessionUrlFlag,
 } from "../database-session.js";
-import { ProgressDisplay } from "../progress.js";
+import { accountValues, publishInChunks, RunMessages, subscriptionProgress } from "../publish-drain.js";
 import { checkPrefix, formNames, formTableSuffix, standardTable } from "../tables.js";
 import { describeTarget } from "../target.js";
 import { formatPerSecond, formatSeconds, formatTextTable } from "../text-table.js";
@@ -42,12 +41,7 @@ export const benchCommand: Command = {
       "handlers that do nothing and times that. The tables are dropped afterwards.",
     ],
     flags: {
-      url: {
-        type: "string",
-        value: "URL",
-        defaultText: "a temporary SQLite file",
-        description: "The database: postgres://…, mysql://…, mariadb://…, sqlite:FILE or a file path.",
-      },
+      url: sessionUrlFlag,
       jobs: {
         type: "integer",
         value: "N",
@@ -141,20 +135,8 @@ interface BenchSettings {
 }
 
 async function runBench(session: DatabaseSession, settings: BenchSettings, io: CommandIO): Promise<number> {
-  const messages: string[] = [];
-  let progress: ProgressDisplay | undefined;
-  const logger: Logger = {
-    warn(message) {
-      messages.push(message);
-      progress?.log(`[rowclaim] ${message}`) ?? io.stderr.write(`[rowclaim] ${message}\n`);
-    },
-    error(message, details) {
-      const cause = details?.error instanceof Error ? `: ${details.error.message}` : "";
-      messages.push(message);
-      progress?.log(`[rowclaim] ${message}${cause}`) ?? io.stderr.write(`[rowclaim] ${message}${cause}\n`);
-    },
-  };
-  const broker = createBroker({ driver: session.driver, logger });
+  const messages = new RunMessages(io.stderr);
+  const broker = createBroker({ driver: session.driver, logger: messages.logger });
   io.stderr.write(
     `rowclaim bench on ${describeTarget(session.target)}: ${settings.jobs} jobs per form, ${settings.workers} workers, batch ${settings.batch}.\n`,
   );
@@ -167,7 +149,7 @@ async function runBench(session: DatabaseSession, settings: BenchSettings, io: C
       const publishStart = performance.now();
       await publishInChunks(broker, table, settings.jobs, (n) => ({
         payload: { n },
-        ...(form === "advisory" ? { values: { account: `acct-${n % 1000}` } } : {}),
+        ...accountValues(form, `acct-${n % 1000}`),
       }));
       const publishMs = performance.now() - publishStart;
       const drainStart = performance.now();
@@ -176,33 +158,18 @@ async function runBench(session: DatabaseSession, settings: BenchSettings, io: C
         batch: settings.batch,
         pollInterval: 50,
       });
-      progress = new ProgressDisplay({
-        stream: io.stderr,
-        sample: () => [
-          {
-            label: form,
-            total: settings.jobs,
-            handled: subscription.stats.acked,
-            retried: subscription.stats.retried,
-            deadLettered: subscription.stats.deadLettered,
-          },
-        ],
-      });
-      progress.start();
-      await waitFor(() => subscription.stats.acked >= settings.jobs, {
-        timeoutMs: settings.timeoutMs,
-        everyMs: 5,
-      });
-      const drainMs = performance.now() - drainStart;
-      progress.stop();
-      progress = undefined;
+      const { endedAt } = await messages.watch(
+        () => [subscriptionProgress(form, settings.jobs, subscription)],
+        () => subscription.stats.acked >= settings.jobs,
+        { timeoutMs: settings.timeoutMs, everyMs: 5 },
+      );
+      const drainMs = endedAt - drainStart;
       const drained = subscription.stats.acked;
       await subscription.stop({ timeout: 5000 });
       await session.admin.execute(dropTableSql(session.target.dialect, name));
       results.push({ form, table: name, jobs: settings.jobs, publishMs, drainMs, drained });
     }
   } finally {
-    progress?.stop();
     await broker.close({ timeout: 5000 });
   }
   if (settings.json) {

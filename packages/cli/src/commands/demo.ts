@@ -9,7 +9,6 @@ import {
   ack,
   type ClaimFormName,
   createBroker,
-  type Logger,
   type Subscription,
   type TableDefinition,
 } from "@rowclaim/core";
@@ -18,9 +17,8 @@ import { type Command, type CommandIO, EXIT_FAILED, EXIT_OK } from "../command.j
 import {
   type DatabaseSession,
   openDatabaseSession,
-  publishInChunks,
   recreateTables,
-  waitFor,
+  sessionUrlFlag,
 } from "../database-session.js";
 import {
   DEMO_DEAD_LETTER_GROUP,
@@ -29,7 +27,7 @@ import {
   type JobPlan,
   planJob,
 } from "../job-plan.js";
-import { ProgressDisplay } from "../progress.js";
+import { accountValues, publishInChunks, RunMessages, subscriptionProgress } from "../publish-drain.js";
 import { readTableStatus } from "../table-status.js";
 import { checkPrefix, formNames, formTableSuffix, standardTable } from "../tables.js";
 import { describeTarget } from "../target.js";
@@ -71,12 +69,7 @@ export const demoCommand: Command = {
       "summary to stdout. Exit code 0 when every job was handled or dead-lettered, 1 otherwise.",
     ],
     flags: {
-      url: {
-        type: "string",
-        value: "URL",
-        defaultText: "a temporary SQLite file",
-        description: "The database: postgres://…, mysql://…, mariadb://…, sqlite:FILE or a file path.",
-      },
+      url: sessionUrlFlag,
       jobs: {
         type: "integer",
         value: "N",
@@ -183,26 +176,11 @@ async function runDemo(session: DatabaseSession, settings: DemoSettings, io: Com
       `The ${driver.name} driver does not offer the ${skipped.join(", ")} form; no table for it.\n`,
     );
 
-  let progress: ProgressDisplay | undefined;
-  const unexpected: string[] = [];
-  const logger: Logger = {
-    warn(message) {
-      report(`[rowclaim] ${message}`);
-    },
-    error(message, details) {
-      if (details?.error instanceof SimulatedFailure) return;
-      const cause = details?.error instanceof Error ? `: ${details.error.message}` : "";
-      report(`[rowclaim] ${message}${cause}`);
-    },
-  };
-  function report(line: string): void {
-    unexpected.push(line);
-    if (progress !== undefined) progress.log(line);
-    else io.stderr.write(`${line}\n`);
-  }
+  // Simulated failures are the demo's own; any other message is unexpected.
+  const messages = new RunMessages(io.stderr, (error) => error instanceof SimulatedFailure);
 
   const allNames = formNames.map((form) => `${settings.prefix}_${formTableSuffix[form]}`);
-  const broker = createBroker({ driver, logger });
+  const broker = createBroker({ driver, logger: messages.logger });
   let interrupted = false;
   const onSignal = (): void => {
     interrupted = true;
@@ -216,7 +194,7 @@ async function runDemo(session: DatabaseSession, settings: DemoSettings, io: Com
     for (const table of tables) {
       await publishInChunks(broker, table, settings.jobs, (n) => {
         const plan = planJob(n);
-        return { payload: plan, ...(table.form === "advisory" ? { values: { account: plan.account } } : {}) };
+        return { payload: plan, ...accountValues(table.form, plan.account) };
       });
     }
     io.stderr.write(
@@ -248,19 +226,8 @@ async function runDemo(session: DatabaseSession, settings: DemoSettings, io: Com
     }
     const finished = (run: (typeof runs)[number]): boolean =>
       run.subscription.stats.acked + run.subscription.stats.deadLettered >= settings.jobs;
-    progress = new ProgressDisplay({
-      stream: io.stderr,
-      sample: () =>
-        runs.map((run) => ({
-          label: run.table.form,
-          total: settings.jobs,
-          handled: run.subscription.stats.acked,
-          retried: run.subscription.stats.retried,
-          deadLettered: run.subscription.stats.deadLettered,
-        })),
-    });
-    progress.start();
-    await waitFor(
+    await messages.watch(
+      () => runs.map((run) => subscriptionProgress(run.table.form, settings.jobs, run.subscription)),
       () => {
         const now = performance.now();
         for (const run of runs) if (run.end === undefined && finished(run)) run.end = now;
@@ -268,8 +235,6 @@ async function runDemo(session: DatabaseSession, settings: DemoSettings, io: Com
       },
       { timeoutMs: settings.timeoutMs, stop: () => interrupted },
     );
-    progress.stop();
-    progress = undefined;
     const stoppedAt = performance.now();
     for (const run of runs) {
       const { stats } = run.subscription;
@@ -287,7 +252,6 @@ async function runDemo(session: DatabaseSession, settings: DemoSettings, io: Com
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    progress?.stop();
     await broker.close({ timeout: 5000 });
   }
 
@@ -320,7 +284,7 @@ async function runDemo(session: DatabaseSession, settings: DemoSettings, io: Com
   if (!complete) {
     const left = results.reduce((sum, result) => sum + result.jobs - result.handled - result.deadLettered, 0);
     io.stderr.write(
-      `rowclaim demo: ${left} jobs were neither handled nor dead-lettered within ${settings.timeoutMs / 1000} s.${unexpected.length > 0 ? " See the messages above." : ""}\n`,
+      `rowclaim demo: ${left} jobs were neither handled nor dead-lettered within ${settings.timeoutMs / 1000} s.${messages.lines.length > 0 ? " See the messages above." : ""}\n`,
     );
     return EXIT_FAILED;
   }
