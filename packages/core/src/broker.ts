@@ -139,9 +139,12 @@ export class Broker {
   ): Promise<Subscription> {
     this.#assertOpen(described);
     if (typeof handler !== "function") {
-      throw new InvalidArgumentError(`subscribe(${described.name}, handler): the handler must be a function.`, {
-        table: described.name,
-      });
+      throw new InvalidArgumentError(
+        `subscribe(${described.name}, handler): the handler must be a function.`,
+        {
+          table: described.name,
+        },
+      );
     }
     this.#assertOffered(described);
     const settings = this.#settings(described, options);

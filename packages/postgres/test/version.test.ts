@@ -64,7 +64,7 @@ describe("the version floor", () => {
     [advisory, "the advisory form", 100023, "10.23", true],
     [advisory, "the advisory form", 110000, "11.0", false],
     [advisory, "the advisory form", 150020, "15.20", false],
-    [fifoLease, "a FIFO lease table", 96024, "9.6.24", true],
+    [fifoLease, "a FIFO lease table", 90624, "9.6.24", true],
     [fifoRowLock, "a FIFO row lock table", 109999, "10.99", true],
     [rowLock, "a plain row lock table", 90624, "9.6.24", false],
     [lease, "a plain lease table", 90500, "9.5", false],
