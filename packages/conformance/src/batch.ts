@@ -56,6 +56,28 @@ export function batchSuite(harness: ConformanceHarness): void {
       });
     }
 
+    for (const form of allForms) {
+      conformanceTest(
+        harness,
+        SUITE,
+        `[${form}] without batch, a claim takes ${form === "rowLock" ? "one row (a row lock batch shares a transaction)" : "up to workers rows"}`,
+        async (fx) => {
+          await fx.requireForm(form);
+          const table = await fx.table(form, { lease: 5 });
+          const broker = await fx.broker();
+          const subscription = await broker.subscribe(table, () => ack(), { workers: 4, pollInterval: 20 });
+          expect(subscription.workers).toBe(4);
+          expect(subscription.batch).toBe(form === "rowLock" ? 1 : 4);
+          await broker.publishMany(
+            table,
+            Array.from({ length: 6 }, (_, n) => ({ payload: n })),
+          );
+          await waitFor("every row to be acked", async () => (await fx.rows(table)).length === 0);
+          expect(subscription.stats.acked).toBe(6);
+        },
+      );
+    }
+
     conformanceTest(
       harness,
       SUITE,

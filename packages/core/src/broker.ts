@@ -34,10 +34,12 @@ export interface SubscribeOptions {
   /** How many handlers run in parallel. Default 1. */
   readonly workers?: number;
   /**
-   * How many rows one claim takes at most. Default 1. A claim never takes more rows than there
-   * are free workers, so every claimed row starts at once and no row waits, held, for a worker:
-   * `batch` larger than `workers` is refused with a `DeclarationError`. A row lock batch shares one transaction, which
-   * commits once every row of the batch has settled.
+   * How many rows one claim takes at most. Default: `workers` in the lease and advisory lock
+   * forms (a claim fills every free worker; each row still settles on its own), 1 in the row lock
+   * form (a row lock batch shares one transaction, which commits once every row of the batch has
+   * settled). A claim never takes more rows than there are free workers, so every claimed row
+   * starts at once and no row waits, held, for a worker: `batch` larger than `workers` is refused
+   * with a `DeclarationError`.
    */
   readonly batch?: number;
   /** How long to wait between claims that found nothing, in milliseconds. Default 1000. */
@@ -359,7 +361,9 @@ export class Broker {
       }
     }
     const workers = whole(options.workers, "workers", 1);
-    const batch = whole(options.batch, "batch", 1);
+    // A lease or advisory claim may fill every free worker at once: its rows settle one by one.
+    // A row lock batch shares one transaction, so that form claims one row at a time unless asked.
+    const batch = whole(options.batch, "batch", table.form === "rowLock" ? 1 : workers);
     if (batch > workers) {
       fail(
         `batch ${batch} is larger than workers ${workers}`,

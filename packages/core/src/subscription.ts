@@ -44,6 +44,10 @@ export interface Subscription {
   readonly group: string | null;
   /** Its counters. */
   readonly stats: Readonly<SubscriptionStats>;
+  /** How many handlers run in parallel. */
+  readonly workers: number;
+  /** How many rows one claim takes at most (never more than the free workers). */
+  readonly batch: number;
   /** How many deliveries are in work now. */
   readonly inWork: number;
   /**
@@ -118,6 +122,14 @@ export class SubscriptionRunner<P> implements Subscription {
         this.#runtime = new AdvisoryRuntime(claimer);
         break;
     }
+  }
+
+  get workers(): number {
+    return this.#settings.workers;
+  }
+
+  get batch(): number {
+    return this.#settings.batch;
   }
 
   get inWork(): number {
