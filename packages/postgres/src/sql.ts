@@ -117,10 +117,17 @@ function claimable(table: TableDefinition, group: string | null, alias: string, 
   return conditions.length === 0 ? "TRUE" : conditions.join(" AND ");
 }
 
-/** Claim order: priority, then runAt with NULLs first, then id. */
+/**
+ * Claim order: priority, then runAt with NULLs first, then id. Every statement that orders by
+ * it filters on one group, so the group column leads as well: that changes no order, and it lets
+ * the planner read the claim-order index `(group, priority, runAt, id)` in order also for
+ * `group IS NULL`, which PostgreSQL does not treat as an equality for ordering (without it, a claim
+ * sorts every due row).
+ */
 function claimOrder(table: TableDefinition, alias: string): string {
-  const { priority, runAt, id } = table.columns;
+  const { priority, runAt, id, group } = table.columns;
   const items: string[] = [];
+  if (group !== undefined) items.push(`${col(alias, group)} ASC`);
   if (priority !== undefined) items.push(`${col(alias, priority)} ASC`);
   if (runAt !== undefined) items.push(`${col(alias, runAt)} ASC NULLS FIRST`);
   items.push(`${col(alias, id)} ASC`);
