@@ -123,6 +123,37 @@ export function outcomesSuite(harness: ConformanceHarness): void {
         },
       );
 
+      conformanceTest(
+        harness,
+        SUITE,
+        `[${form}] a retried row is delivered again at once while the claim loop sleeps out a long pollInterval`,
+        async (fx) => {
+          await fx.requireForm(form);
+          const table = await fx.table(form, { roles: ["attempt", "runAt"] });
+          const broker = await fx.broker();
+          const seen: Seen[] = [];
+          // Two workers and one row: the second claim finds nothing and the loop sleeps for a
+          // minute, so the redelivery must come from the retry waking it.
+          await broker.subscribe(
+            table,
+            (delivery) => {
+              see(seen, delivery);
+              return seen.length === 1 ? retry() : ack();
+            },
+            { workers: 2, pollInterval: 60_000 },
+          );
+          await broker.publish(table, "again");
+          await waitFor(
+            "the row to be delivered again and acked",
+            async () => seen.length >= 2 && (await fx.rows(table)).length === 0,
+            {
+              timeoutMs: 15_000,
+            },
+          );
+          expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
+        },
+      );
+
       conformanceTest(harness, SUITE, `[${form}] retryAfter hides the row until it is due`, async (fx) => {
         await fx.requireForm(form);
         const table = await fx.table(form, { roles: ["attempt", "runAt"] });

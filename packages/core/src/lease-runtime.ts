@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type BrokerError, LeaseLostError } from "./errors.js";
+import { BrokerError, LeaseLostError } from "./errors.js";
 import type { LeaseClaimer } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import type { Logger } from "./logger.js";
@@ -146,7 +146,7 @@ class LeaseHold implements HeldRow {
     try {
       await this.#runtime.settleHold(this, settlement);
     } catch (error) {
-      if (error instanceof LeaseLostError || (error as { code?: unknown } | null)?.code === "LEASE_LOST") {
+      if (BrokerError.is(error, "LEASE_LOST")) {
         this.controller.abort(error);
       }
       throw error;

@@ -83,7 +83,7 @@ class BatchState {
       signal: controller.signal,
       leaseExpiry: undefined,
       settle: (settlement) => this.#settle(row, settlement),
-      abandon: (reason) => this.#end(reason, true),
+      abandon: (reason) => this.#rollback(reason),
     };
   }
 
@@ -95,7 +95,7 @@ class BatchState {
         await this.#claimer.settle(this.#token, row, settlement);
       } catch (error) {
         ownFailure = error;
-        await this.#end(error instanceof Error ? error : new Error(String(error)), true);
+        await this.#rollback(error instanceof Error ? error : new Error(String(error)));
         return;
       }
       this.#unsettled -= 1;
@@ -131,17 +131,16 @@ class BatchState {
     }
   }
 
-  async #end(reason: Error, rollback: boolean): Promise<void> {
+  /** Ends the batch without committing: aborts its deliveries with `reason` and rolls back. */
+  async #rollback(reason: Error): Promise<void> {
     if (this.#ended) return;
     this.#ended = true;
     this.#failure = reason;
     for (const controller of this.#controllers) controller.abort(reason);
-    if (rollback) {
-      try {
-        await this.#claimer.rollback(this.#token);
-      } catch (error) {
-        this.#logger.error(`Table "${this.#table.name}": rolling back a row lock batch failed.`, { error });
-      }
+    try {
+      await this.#claimer.rollback(this.#token);
+    } catch (error) {
+      this.#logger.error(`Table "${this.#table.name}": rolling back a row lock batch failed.`, { error });
     }
     this.#resolveDone();
   }

@@ -207,8 +207,6 @@ export class SubscriptionRunner<P> implements Subscription {
           this.#inWork.delete(hold);
           this.#deliveries.delete(running);
           this.#slotFreed.wake();
-          // In a FIFO group the next row becomes claimable only once this one settled.
-          if (this.table.fifo) this.#signal.wake();
         });
         this.#deliveries.add(running);
       }
@@ -252,6 +250,7 @@ export class SubscriptionRunner<P> implements Subscription {
         throw error;
       }
       this.#count(settlement);
+      if (this.#freesRows(settlement)) this.#signal.wake();
     };
     const delivery: Delivery<P> = {
       id: row.id,
@@ -308,6 +307,16 @@ export class SubscriptionRunner<P> implements Subscription {
     } catch (error) {
       this.#logger.error(`Table "${this.table.name}": settling row ${String(row.id)} failed.`, { error });
     }
+  }
+
+  /**
+   * Whether a settlement can make a row claimable for this subscription: a released row is due
+   * again; in a FIFO group the next row becomes the head; in the advisory form the key is free
+   * for the next row that shares it. The claim loop, which may be sleeping after a claim that
+   * found nothing, is then woken instead of waiting out its poll interval.
+   */
+  #freesRows(settlement: Settlement): boolean {
+    return settlement.kind === "release" || this.table.fifo || this.table.form === "advisory";
   }
 
   #failureOutcome(attempt: number): Outcome {
