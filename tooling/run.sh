@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The README's two commands, `pnpm demo` and `pnpm test`, run through here so that each works
-# from a fresh clone: install (better-sqlite3 compiles against Node's headers in /usr, which pnpm
-# only learns from npm_config_nodedir), build what is needed, then run.
+# from a fresh clone: point node-gyp at the local Node headers where they exist
+# (tooling/node-headers.sh), install from the lockfile, build what is needed, then run.
+# pnpm's own install-before-run is off (pnpm-workspace.yaml) because it would come before that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TURBO_TELEMETRY_DISABLED=1
-export npm_config_nodedir="${npm_config_nodedir:-/usr}"
+# shellcheck source=tooling/node-headers.sh
+source tooling/node-headers.sh
 
 what=${1:?usage: tooling/run.sh demo|test|bench [args…]}
 shift
@@ -19,7 +21,9 @@ case "$what" in
     ;;
   test)
     bash tooling/start-databases.sh
-    exec pnpm exec turbo run test --concurrency=1 "$@"
+    # --continue: every package's tests run even when an earlier package fails; turbo still
+    # exits non-zero when any of them failed.
+    exec pnpm exec turbo run test --concurrency=1 --continue "$@"
     ;;
   *)
     echo "tooling/run.sh: unknown command '$what' (demo, test, bench)" >&2

@@ -105,3 +105,68 @@ export function statusCountSql(
 export function timeParam(dialect: Dialect, time: Date): unknown {
   return dialect === "sqlite" ? time.getTime() : time;
 }
+
+/**
+ * A statement that lists the columns of a table with their types (parameter: the table's name)
+ * as rows `{ name, type }`: SQLite's declared type, PostgreSQL's `udt_name` (`int8`, `jsonb`,
+ * `timestamptz` …), MySQL's `data_type` (`bigint`, `json`, `datetime` …).
+ */
+export function columnTypesSql(dialect: Dialect): string {
+  switch (dialect) {
+    case "sqlite":
+      return "SELECT name AS name, type AS type FROM pragma_table_info(?)";
+    case "postgres":
+      return "SELECT column_name AS name, udt_name AS type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position";
+    case "mysql":
+      return "SELECT column_name AS name, data_type AS type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position";
+  }
+}
+
+/**
+ * A statement that lists the indexes of a table (parameter: the table's name) as rows
+ * `{ name, col }`, one per indexed column, in index then column order.
+ */
+export function indexColumnsSql(dialect: Dialect): string {
+  switch (dialect) {
+    case "sqlite":
+      return "SELECT il.name AS name, ii.name AS col FROM pragma_index_list(?) AS il JOIN pragma_index_info(il.name) AS ii ORDER BY il.name, ii.seqno";
+    case "postgres":
+      return "SELECT i.relname AS name, a.attname AS col FROM pg_index x JOIN pg_class t ON t.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_namespace n ON n.oid = t.relnamespace CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY AS k(attnum, ord) JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum WHERE n.nspname = current_schema() AND t.relname = $1 ORDER BY i.relname, k.ord";
+    case "mysql":
+      return "SELECT index_name AS name, column_name AS col FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? ORDER BY index_name, seq_in_index";
+  }
+}
+
+/** `ALTER TABLE … ADD COLUMN …` with the column's definition as the driver's schema writes it. */
+export function addColumnSql(dialect: Dialect, table: string, column: string, definition: string): string {
+  return `ALTER TABLE ${quoteIdentifier(dialect, table)} ADD COLUMN ${quoteIdentifier(dialect, column)} ${definition};`;
+}
+
+/**
+ * The statement that changes a column to the type the schema gives it, or `undefined` where the
+ * database cannot (SQLite: the table must be rebuilt).
+ */
+export function changeColumnTypeSql(
+  dialect: Dialect,
+  table: string,
+  column: string,
+  type: string,
+  definition: string,
+): string | undefined {
+  const t = quoteIdentifier(dialect, table);
+  const c = quoteIdentifier(dialect, column);
+  switch (dialect) {
+    case "sqlite":
+      return undefined;
+    case "postgres":
+      return `ALTER TABLE ${t} ALTER COLUMN ${c} TYPE ${type} USING ${c}::${type};`;
+    case "mysql":
+      return `ALTER TABLE ${t} MODIFY COLUMN ${c} ${definition};`;
+  }
+}
+
+/** `CREATE INDEX` for the claim-order index. */
+export function createIndexSql(dialect: Dialect, table: string, index: string, columnList: string): string {
+  const ifNotExists = dialect === "mysql" ? "" : "IF NOT EXISTS ";
+  return `CREATE INDEX ${ifNotExists}${quoteIdentifier(dialect, index)} ON ${quoteIdentifier(dialect, table)} (${columnList});`;
+}

@@ -7,6 +7,7 @@
 import { formatCommandHelp, parseFlags, UsageError } from "./args.js";
 import { type Command, type CommandIO, EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "./command.js";
 import { benchCommand } from "./commands/bench.js";
+import { checkCommand } from "./commands/check.js";
 import { demoCommand } from "./commands/demo.js";
 import { schemaCommand } from "./commands/schema.js";
 import { statusCommand } from "./commands/status.js";
@@ -15,6 +16,7 @@ import { statusCommand } from "./commands/status.js";
 export const commands: readonly Command[] = Object.freeze([
   demoCommand,
   schemaCommand,
+  checkCommand,
   statusCommand,
   benchCommand,
 ]);

@@ -97,8 +97,9 @@ export class RunMessages {
         this.write(`[rowclaim] ${message}`);
       },
       error: (message, details) => {
-        if (ignore(details?.error)) return;
-        const cause = details?.error instanceof Error ? `: ${details.error.message}` : "";
+        const error = details?.err;
+        if (ignore(error)) return;
+        const cause = error instanceof Error ? `: ${error.message}` : "";
         this.write(`[rowclaim] ${message}${cause}`);
       },
     };

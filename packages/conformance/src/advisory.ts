@@ -5,13 +5,13 @@
  * @module
  */
 import { ack } from "@rowclaim/core";
-import { describe, expect } from "vitest";
+import { expect } from "vitest";
 import { type Seen, see } from "./deliveries.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { columnNames, describeTable } from "./tables.js";
 import { toNumber } from "./values.js";
-import { pause, waitFor } from "./wait.js";
+import { pause, waitFor, within } from "./wait.js";
 
 const SUITE = "advisory";
 
@@ -57,7 +57,7 @@ class KeyWatch {
 /** Registers the advisory lock sub-suite (skipped where the driver does not offer the form). */
 export function advisorySuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("advisory lock", () => {
+  conformanceGroup("advisory lock", () => {
     conformanceTest(
       harness,
       SUITE,
@@ -167,6 +167,59 @@ export function advisorySuite(harness: ConformanceHarness): void {
           seen[0]?.at,
           "the second table's row ran while the first table held the same key",
         ).toBeGreaterThanOrEqual(firstSettledAt);
+      },
+    );
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "[advisory] on a pool the user owns, a settled delivery unlocks its key and returns its connection to the pool",
+      async (fx) => {
+        await fx.requireForm("advisory");
+        fx.requireUserPools();
+        const table = await fx.table("advisory", { keyColumn: "account", extraColumns: ["account"] });
+        const { broker, pool } = await fx.userPoolBroker();
+        const release = fx.gate();
+        const seen: Seen[] = [];
+        await broker.subscribe(
+          table,
+          async (delivery) => {
+            see(seen, delivery);
+            await release.opened;
+            return ack();
+          },
+          { pollInterval: 20 },
+        );
+        await broker.publish(table, "held", { values: { account: "one" } });
+        await waitFor("the handler to start", () => seen.length > 0);
+        const key = `${table.name}-one`;
+        const keyHeld = harness.advisoryKeyHeld?.bind(harness);
+        if (keyHeld !== undefined) {
+          expect(
+            await keyHeld(key),
+            `the advisory key "${key}" is not held while its delivery is in work`,
+          ).toBe(true);
+        }
+        release.open();
+        await waitFor("the row to be acked", async () => (await fx.rows(table)).length === 0);
+        // The settlement ran on the key's connection, then unlocked it and returned it to the pool.
+        if (keyHeld !== undefined) {
+          await waitFor(
+            `the advisory key "${key}" to be unlocked after the settlement`,
+            async () => !(await keyHeld(key)),
+          );
+        }
+        await within("close() to return", broker.close());
+        expect(
+          await pool.checkedOut(),
+          "connections the closed driver never returned to the user's pool",
+        ).toBe(0);
+        // A broker on another pool takes the next row of the key: nothing of the first still holds it.
+        const next = await fx.userPoolBroker();
+        const more: Seen[] = [];
+        await next.broker.subscribe(table, (delivery) => void see(more, delivery), { pollInterval: 20 });
+        await next.broker.publish(table, "next", { values: { account: "one" } });
+        await waitFor("a broker on another pool to take the key's next row", () => more.length > 0);
       },
     );
 

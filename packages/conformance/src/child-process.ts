@@ -31,8 +31,12 @@ export class ChildRunner {
   readonly exited: Promise<number | null>;
   #exitCode: number | null | undefined;
 
-  constructor(config: ChildConfig) {
-    this.#process = spawn(process.execPath, [childRunnerPath(), JSON.stringify(config)], {
+  /**
+   * @param runner the runner script to start (default: the child runner, {@link childRunnerPath});
+   * another runner of the package (the transactional handler tests' own) reads its own config.
+   */
+  constructor(config: ChildConfig, runner: string = childRunnerPath()) {
+    this.#process = spawn(process.execPath, [runner, JSON.stringify(config)], {
       stdio: ["ignore", "pipe", "pipe"],
       env: process.env,
     });

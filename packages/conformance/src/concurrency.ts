@@ -4,11 +4,11 @@
  *
  * @module
  */
-import { describe, expect } from "vitest";
+import { expect } from "vitest";
 import { isClosed, isReady, isStarted } from "./child-process.js";
 import { countById, type Seen, see } from "./deliveries.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { allForms, formLabels } from "./tables.js";
 import { pause, waitFor } from "./wait.js";
 
@@ -18,7 +18,7 @@ const ROWS = 60;
 /** Registers the concurrency sub-suite. */
 export function concurrencySuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("concurrency", () => {
+  conformanceGroup("concurrency", () => {
     for (const form of allForms) {
       conformanceTest(
         harness,

@@ -6,11 +6,11 @@
  *
  * @module
  */
-import { describe, expect } from "vitest";
+import { expect } from "vitest";
 import { isReady, isStarted } from "./child-process.js";
 import { type Seen, see } from "./deliveries.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { allForms, columnNames, formLabels } from "./tables.js";
 import { toNumber } from "./values.js";
 import { waitFor } from "./wait.js";
@@ -26,7 +26,7 @@ const returns = {
 /** Registers the crash sub-suite (skipped where the harness gives no `childDriverModule`). */
 export function crashSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("crashes", () => {
+  conformanceGroup("crashes", () => {
     for (const form of allForms) {
       conformanceTest(
         harness,

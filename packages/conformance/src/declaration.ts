@@ -7,10 +7,9 @@
  * @module
  */
 import { ack, defineTable, type TableDescription } from "@rowclaim/core";
-import { describe } from "vitest";
 import { caught, expectCode } from "./assertions.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { describeTable } from "./tables.js";
 
 const SUITE = "declaration";
@@ -68,7 +67,7 @@ const refusals: readonly { readonly title: string; readonly make: (name: string)
 /** Registers the declaration sub-suite. */
 export function declarationSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("declarations", () => {
+  conformanceGroup("declarations", () => {
     for (const { title, make } of refusals) {
       conformanceTest(
         harness,

@@ -1,18 +1,18 @@
 /**
  * Refusals with stable codes, each beside what works: a table in each form (and FIFO in each
  * form) is claimed where the driver offers it and refused with UNSUPPORTED_FORM where it does
- * not; SCHEMA for a missing table, column or dead-letter table (the table's own or one a
+ * not; SERVER_TOO_OLD at startup for a table the driver's version floor covers; SCHEMA for a missing table, column or dead-letter table (the table's own or one a
  * subscription's options name); INVALID_ARGUMENT for a payload the table cannot hold (writing
  * nothing); CLOSED after close.
  *
  * @module
  */
-import { ack, defineTable, type TableDescription } from "@rowclaim/core";
-import { describe, expect } from "vitest";
+import { ack, BrokerError, type ClaimFormName, defineTable, type TableDescription } from "@rowclaim/core";
+import { expect } from "vitest";
 import { caught, expectCode } from "./assertions.js";
 import { type Seen, see } from "./deliveries.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import {
   allForms,
   columnNames,
@@ -29,7 +29,7 @@ const SUITE = "errors";
 /** Registers the errors sub-suite. */
 export function errorsSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("errors", () => {
+  conformanceGroup("errors", () => {
     for (const form of allForms) {
       conformanceTest(
         harness,
@@ -187,6 +187,62 @@ export function errorsSuite(harness: ConformanceHarness): void {
         },
       );
     }
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "a subscription on a server older than the driver's floor fails at startup with SERVER_TOO_OLD for every table the floor covers, and claims nothing",
+      async (fx) => {
+        const caps = await fx.capabilities();
+        const older = harness.olderServer;
+        if (older === undefined) {
+          return fx.skip(
+            `the ${harness.name} harness gives no olderServer, so no test can run the driver against a server below its floor`,
+          );
+        }
+        const kinds: { readonly form: ClaimFormName; readonly fifo: boolean }[] = [
+          ...caps.forms.map((form) => ({ form, fifo: false })),
+          ...caps.fifo.filter((form) => caps.forms.includes(form)).map((form) => ({ form, fifo: true })),
+        ];
+        const current = await fx.broker();
+        const outdated = fx.brokerOn(await older.createDriver());
+        let refused = 0;
+        for (const { form, fifo } of kinds) {
+          const what = `a ${fifo ? "FIFO " : ""}${formLabels[form]} table on ${older.version}`;
+          const table = await fx.table(form, { roles: ["attempt", "group"], fifo, lease: 5 });
+          const group = fifo ? "g" : null;
+          await current.publish(table, what, group === null ? {} : { group });
+          const seen: Seen[] = [];
+          const subscribing = caught(() =>
+            outdated.subscribe(table, (delivery) => void see(seen, delivery), {
+              pollInterval: 20,
+              ...(group === null ? {} : { group }),
+            }),
+          );
+          if (older.refuses(table)) {
+            refused += 1;
+            const error = await subscribing;
+            const got = BrokerError.is(error) ? error.code : String(error);
+            expect(
+              BrokerError.is(error, "SERVER_TOO_OLD"),
+              `${what}: expected SERVER_TOO_OLD, got ${got}`,
+            ).toBe(true);
+            const rows = await fx.rows(table);
+            expect(
+              toNumber(rows[0]?.[columnNames.attempt]),
+              `${what}: the refused subscription claimed the row`,
+            ).toBe(1);
+          } else {
+            expect(await subscribing, `${what}: the floor does not cover this table`).toBeUndefined();
+            await waitFor(`${what}: the row to be delivered`, () => seen.length > 0);
+          }
+        }
+        expect(
+          refused,
+          `${older.version} is below no floor of the ${harness.name} driver's tables`,
+        ).toBeGreaterThan(0);
+      },
+    );
 
     conformanceTest(
       harness,

@@ -6,11 +6,11 @@
  * @module
  */
 import { type Broker, retry, retryAfter } from "@rowclaim/core";
-import { describe, expect } from "vitest";
+import { expect } from "vitest";
 import { isClosed, isFinished, isReady, isStarted } from "./child-process.js";
 import { type Seen, see } from "./deliveries.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { columnNames, fifoForms } from "./tables.js";
 import { pause, waitFor } from "./wait.js";
 
@@ -19,7 +19,7 @@ const SUITE = "fifo";
 /** Registers the FIFO sub-suite (each test skipped where the driver does not guard FIFO groups in its form). */
 export function fifoSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("FIFO groups", () => {
+  conformanceGroup("FIFO groups", () => {
     for (const form of fifoForms) {
       conformanceTest(
         harness,

@@ -16,14 +16,28 @@ import {
   type TableDefinition,
   type TableDescription,
 } from "@rowclaim/core";
-import type { TestContext } from "vitest";
 import { capabilitiesOf } from "./capabilities.js";
 import { ChildRunner } from "./child-process.js";
 import type { ChildConfig } from "./child-protocol.js";
-import type { ConformanceHarness } from "./harness.js";
+import type { ConformanceHarness, UserPoolDriver } from "./harness.js";
 import { describeTable, formLabels, type TableShape } from "./tables.js";
 import { uniqueTableName } from "./values.js";
 import { Gate } from "./wait.js";
+
+/** The running test, as a {@link Fixture} sees it: its name, and how it skips itself. */
+export interface TestScope {
+  /** The test's name, for log lines. */
+  readonly name: string;
+  /** Skips the running test with `reason` shown in the report. */
+  skip(reason: string): never;
+}
+
+/** A broker on a pool the harness owns, with what the test asks of that pool. */
+export interface UserPoolBroker {
+  readonly broker: Broker;
+  /** The harness's pool the broker runs on. */
+  readonly pool: UserPoolDriver;
+}
 
 /** One entry of a {@link Fixture}'s log. */
 export interface LogEntry {
@@ -38,8 +52,8 @@ export class Fixture {
   readonly harness: ConformanceHarness;
   /** The sub-suite's short name (it starts the test's table names). */
   readonly suite: string;
-  /** The running vitest test's context. */
-  readonly ctx: TestContext;
+  /** The running test. */
+  readonly scope: TestScope;
   /** What the brokers of this test logged (printed too when `ROWCLAIM_CONFORMANCE_LOG` is set). */
   readonly log: LogEntry[] = [];
   /** The logger every broker of this test reports through. */
@@ -48,19 +62,21 @@ export class Fixture {
   readonly #brokers: Broker[] = [];
   readonly #children: ChildRunner[] = [];
   readonly #gates: Gate[] = [];
+  readonly #pools: UserPoolDriver[] = [];
+  readonly #firstCleanups: (() => Promise<void>)[] = [];
   #schemaDriver: Promise<Driver> | undefined;
 
-  constructor(harness: ConformanceHarness, suite: string, ctx: TestContext) {
+  constructor(harness: ConformanceHarness, suite: string, scope: TestScope) {
     this.harness = harness;
     this.suite = suite;
-    this.ctx = ctx;
+    this.scope = scope;
     const echo =
       process.env.ROWCLAIM_CONFORMANCE_LOG !== undefined && process.env.ROWCLAIM_CONFORMANCE_LOG !== "";
     const record =
       (level: "warn" | "error") =>
       (message: string, details?: Readonly<Record<string, unknown>>): void => {
         this.log.push({ level, message, details });
-        if (echo) console[level](`[${harness.name} ${ctx.task.name}] ${message}`, details ?? "");
+        if (echo) console[level](`[${harness.name} ${scope.name}] ${message}`, details ?? "");
       };
     this.logger = { warn: record("warn"), error: record("error") };
   }
@@ -72,7 +88,7 @@ export class Fixture {
 
   /** Skips the running test, with `reason` shown in the report. */
   skip(reason: string): never {
-    return this.ctx.skip(reason);
+    return this.scope.skip(reason);
   }
 
   /** Skips the test unless the driver offers `form`. */
@@ -91,9 +107,9 @@ export class Fixture {
     return caps;
   }
 
-  /** A table name of this test's own (`rc_<suite>_<random>`). */
+  /** A table name of this test's own (`<prefix><suite>_<random>`, prefix `rc_` unless the harness names one). */
   uniqueName(): string {
-    return uniqueTableName(this.suite);
+    return uniqueTableName(this.suite, Math.random, this.harness.tablePrefix);
   }
 
   /**
@@ -122,12 +138,52 @@ export class Fixture {
     this.#tables.push(table);
   }
 
-  /** A broker on a new driver of its own (closed after the test). */
+  /**
+   * A broker on a new driver of its own (closed after the test): on a pool the driver makes, or,
+   * where the harness says `pools: "user"`, on a new pool of the harness's own.
+   */
   async broker(): Promise<Broker> {
+    if (this.harness.pools === "user") return (await this.userPoolBroker()).broker;
     const driver = await this.harness.createDriver();
     const broker = createBroker({ driver, logger: this.logger });
     this.#brokers.push(broker);
     return broker;
+  }
+
+  /** A broker on `driver`, a driver the test made itself (closed after the test). */
+  brokerOn(driver: Driver): Broker {
+    const broker = createBroker({ driver, logger: this.logger });
+    this.#brokers.push(broker);
+    return broker;
+  }
+
+  /** Skips the test unless the harness makes drivers on pools of its own (`createUserPoolDriver`). */
+  requireUserPools(): NonNullable<ConformanceHarness["createUserPoolDriver"]> {
+    const create = this.harness.createUserPoolDriver?.bind(this.harness);
+    if (create === undefined) {
+      return this.skip(
+        `the ${this.harness.name} harness gives no createUserPoolDriver(), so no test can run a driver on a pool the user owns`,
+      );
+    }
+    return create;
+  }
+
+  /**
+   * A broker on a driver made on a new pool the harness owns (skipping the test when the harness
+   * makes none). The broker is closed after the test, and the pool ended after that.
+   */
+  async userPoolBroker(): Promise<UserPoolBroker> {
+    const create = this.requireUserPools();
+    const pool = await create();
+    this.#pools.push(pool);
+    const broker = createBroker({ driver: pool.driver, logger: this.logger });
+    this.#brokers.push(broker);
+    return { broker, pool };
+  }
+
+  /** Runs `release` first when the test ends (before brokers close), however it ends: a lock the test holds. */
+  releaseFirst(release: () => Promise<void>): void {
+    this.#firstCleanups.push(release);
   }
 
   /** The rows of `table` as a second connection sees them, ordered by id. */
@@ -163,10 +219,12 @@ export class Fixture {
 
   /** Opens every gate, kills every child, closes every broker and drops every table of the test. */
   async cleanup(): Promise<void> {
+    await Promise.allSettled(this.#firstCleanups.map((release) => release()));
     for (const gate of this.#gates) gate.open();
     for (const child of this.#children) child.kill("SIGKILL");
     await Promise.allSettled(this.#children.map((child) => child.exited));
     await Promise.allSettled(this.#brokers.map((broker) => broker.close({ timeout: 2000 })));
+    await Promise.allSettled(this.#pools.map((pool) => pool.end()));
     if (this.#schemaDriver !== undefined) {
       await this.#schemaDriver.then((driver) => driver.close()).catch(() => undefined);
     }

@@ -5,7 +5,46 @@
  *
  * @module
  */
-import type { Driver, TableDefinition } from "@rowclaim/core";
+import type { Driver, IsolationLevel, RowId, TableDefinition } from "@rowclaim/core";
+
+/**
+ * A driver on a pool (or database handle) the harness owns, as a user passes one with
+ * `{ pool }`: the driver must leave it open at `close()`, so whatever the driver leaves behind
+ * (a connection never returned, a key never unlocked) stays there for the suite to find.
+ */
+export interface UserPoolDriver {
+  /** The driver, made on the harness's pool. */
+  readonly driver: Driver;
+  /**
+   * How many of the pool's connections are checked out right now (in use by the driver, not
+   * idle in the pool). After `broker.close()` returns it must be 0.
+   */
+  checkedOut(): number | Promise<number>;
+  /** Ends the pool (the user's job, never the driver's). The suite calls it once the test is over. */
+  end(): Promise<void>;
+}
+
+/** A row lock a harness holds in a transaction of its own, until {@link HeldRowLock.release}. */
+export interface HeldRowLock {
+  /** Ends the transaction (rolling back) and returns its connection. */
+  release(): Promise<void>;
+}
+
+/**
+ * A driver that takes the server for a release older than the driver's floor, for the
+ * `SERVER_TOO_OLD` test: the built-in drivers take an `assumeServerVersion` option for this.
+ */
+export interface OlderServer {
+  /** The version the driver is told the server is, for the report (for example `"10.0"`). */
+  readonly version: string;
+  /** Makes a driver that believes the server is {@link OlderServer.version}. */
+  createDriver(): Driver | Promise<Driver>;
+  /**
+   * Whether the driver must refuse `table` at that version (for example: PostgreSQL 10 refuses the
+   * advisory lock form and FIFO groups and takes the rest; MySQL 8.0.0 refuses every table).
+   */
+  refuses(table: TableDefinition): boolean;
+}
 
 /** The driver under test, as the conformance suite sees it. */
 export interface ConformanceHarness {
@@ -33,7 +72,9 @@ export interface ConformanceHarness {
    * For the crash tests: an absolute file URL or path of an ES module (plain JavaScript, it runs
    * in a child `node` process) that exports `createDriver(): Driver | Promise<Driver>`, making
    * the same driver against the same database as {@link ConformanceHarness.createDriver}.
-   * Without it the crash tests skip, saying so.
+   * Without it the crash tests skip, saying so. For the transactional handler tests it also
+   * exports `insertSideRow(client, table, job, worker)` (and `transactionBodies = "sync"` where
+   * bodies must be synchronous): see `TransactionalDriverModule`.
    */
   readonly childDriverModule?: string;
   /**
@@ -49,6 +90,48 @@ export interface ConformanceHarness {
     body: (client: unknown) => Promise<void>,
     options: { readonly rollback: boolean },
   ): Promise<void>;
+  /**
+   * Where every table of the suite's starts its name: lower-case letters, digits and `_`,
+   * starting with a letter, at most 16 characters. Default `"rc_"`. Give each harness of one
+   * database its own (tables, and the advisory keys that start with their names, then never meet).
+   */
+  readonly tablePrefix?: string;
+  /**
+   * For the pool ownership tests (and {@link ConformanceHarness.pools}): makes a driver on a pool
+   * the harness owns, one new pool per call. Without it those tests skip, saying so.
+   */
+  createUserPoolDriver?(): UserPoolDriver | Promise<UserPoolDriver>;
+  /**
+   * Which pool the brokers of every test run on: `"driver"` (default: {@link
+   * ConformanceHarness.createDriver}, a pool the driver makes and ends) or `"user"` ({@link
+   * ConformanceHarness.createUserPoolDriver}, a pool the harness owns, ended after the test, so a
+   * connection or a lock a driver leaves behind is still there for the next broker to meet).
+   */
+  readonly pools?: "driver" | "user";
+  /**
+   * For the isolation tests of the row lock form: reads from the server the isolation level of
+   * the transaction that holds row `id` of `table` locked (a row lock claim's transaction, open
+   * while its handler runs), as lower-case words (`"read committed"`). PostgreSQL:
+   * `current_setting('transaction_isolation')` on the session whose transaction locked the row;
+   * MySQL/MariaDB: `information_schema.INNODB_TRX.trx_isolation_level` of the transaction that
+   * blocks a `SELECT … FOR UPDATE` of the row. Without it those tests skip, saying so.
+   */
+  claimIsolation?(table: TableDefinition, id: RowId): Promise<IsolationLevel | string>;
+  /**
+   * For the contention tests: opens a transaction on a connection of the harness's own, locks row
+   * `id` of `table` with `SELECT … FOR UPDATE`, and keeps it until the returned lock is released.
+   * A claim that does not skip locked rows waits behind it. Without it those tests skip, saying so.
+   */
+  holdRowLock?(table: TableDefinition, id: RowId): Promise<HeldRowLock>;
+  /**
+   * For the advisory tests: whether any session of the server holds the advisory lock of `key`
+   * (the key as the table's template renders it), asked from a session of the harness's own.
+   * PostgreSQL: `pg_locks`; MySQL/MariaDB: `IS_USED_LOCK(name)`. Without it those tests check
+   * only that a broker on another pool takes the key's row.
+   */
+  advisoryKeyHeld?(key: string): Promise<boolean>;
+  /** For the `SERVER_TOO_OLD` test; without it that test skips, saying so. */
+  readonly olderServer?: OlderServer;
   /** Releases what the harness holds (its own connection). Called once, after every test. */
   close?(): Promise<void>;
   /**

@@ -5,10 +5,10 @@
  * @module
  */
 import { ack, BrokerError, defineTable, type TableDescription } from "@rowclaim/core";
-import { describe, expect } from "vitest";
+import { expect } from "vitest";
 import { type Seen, see } from "./deliveries.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { allForms } from "./tables.js";
 import { waitFor } from "./wait.js";
 
@@ -17,7 +17,7 @@ const SUITE = "ident";
 /** Registers the identifiers sub-suite. */
 export function identifiersSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("identifiers", () => {
+  conformanceGroup("identifiers", () => {
     for (const form of allForms) {
       conformanceTest(
         harness,

@@ -14,14 +14,24 @@ export { crashSuite } from "./crash.js";
 export { declarationSuite } from "./declaration.js";
 export { errorsSuite } from "./errors.js";
 export { fifoSuite } from "./fifo.js";
-export type { ConformanceHarness } from "./harness.js";
+export type { ConformanceHarness, HeldRowLock, OlderServer, UserPoolDriver } from "./harness.js";
 export { identifiersSuite } from "./identifiers.js";
 export { leaseSuite } from "./lease.js";
 export { lockingSuite } from "./locking.js";
 export { outcomesSuite } from "./outcomes.js";
 export { payloadSuite } from "./payload.js";
-export { optOutCheck, registeredTests } from "./registry.js";
+export {
+  type CollectedTest,
+  collectConformanceTests,
+  optOutCheck,
+  optOutProblems,
+  registeredTests,
+  withLoggedCauses,
+} from "./registry.js";
+export { robustnessSuite } from "./robustness.js";
 export { conformanceSuites, runConformance } from "./run.js";
 export { shutdownSuite } from "./shutdown.js";
+export { transactionalSuite } from "./transactional.js";
+export type { TransactionalChildConfig, TransactionalDriverModule } from "./transactional-support.js";
 export { transactionsSuite } from "./transactions.js";
 export { wakeSuite } from "./wake.js";

@@ -5,10 +5,10 @@
  * @module
  */
 import { ack, deadLetter, drop, type Outcome, retry, retryAfter } from "@rowclaim/core";
-import { describe, expect } from "vitest";
+import { expect } from "vitest";
 import { type Seen, see } from "./deliveries.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { allForms, columnNames, deadLetterDescription, describeTable } from "./tables.js";
 import { instant, isNull, toNumber } from "./values.js";
 import { waitFor } from "./wait.js";
@@ -18,7 +18,7 @@ const SUITE = "outcomes";
 /** Registers the outcomes sub-suite. */
 export function outcomesSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("outcomes", () => {
+  conformanceGroup("outcomes", () => {
     for (const form of allForms) {
       conformanceTest(harness, SUITE, `[${form}] ack deletes the row`, async (fx) => {
         await fx.requireForm(form);

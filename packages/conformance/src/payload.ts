@@ -5,11 +5,11 @@
  * @module
  */
 import type { ClaimFormName, PayloadType } from "@rowclaim/core";
-import { describe, expect } from "vitest";
+import { expect } from "vitest";
 import { type Seen, see } from "./deliveries.js";
 import type { Fixture } from "./fixture.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { allForms } from "./tables.js";
 import { patternBytes, sameBytes } from "./values.js";
 import { waitFor } from "./wait.js";
@@ -90,7 +90,7 @@ async function roundTrip(fx: Fixture, form: ClaimFormName, payloadType: PayloadT
 /** Registers the payload sub-suite. */
 export function payloadSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("payloads", () => {
+  conformanceGroup("payloads", () => {
     for (const form of allForms) {
       conformanceTest(
         harness,

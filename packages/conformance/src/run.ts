@@ -19,7 +19,9 @@ import { lockingSuite } from "./locking.js";
 import { outcomesSuite } from "./outcomes.js";
 import { payloadSuite } from "./payload.js";
 import { optOutCheck } from "./registry.js";
+import { robustnessSuite } from "./robustness.js";
 import { shutdownSuite } from "./shutdown.js";
+import { transactionalSuite } from "./transactional.js";
 import { transactionsSuite } from "./transactions.js";
 import { wakeSuite } from "./wake.js";
 
@@ -34,6 +36,7 @@ export const conformanceSuites = Object.freeze({
   batch: batchSuite,
   payload: payloadSuite,
   transactions: transactionsSuite,
+  transactional: transactionalSuite,
   wake: wakeSuite,
   shutdown: shutdownSuite,
   concurrency: concurrencySuite,
@@ -41,6 +44,7 @@ export const conformanceSuites = Object.freeze({
   declaration: declarationSuite,
   errors: errorsSuite,
   identifiers: identifiersSuite,
+  robustness: robustnessSuite,
 } satisfies Record<string, (harness: ConformanceHarness) => void>);
 
 /**

@@ -1,15 +1,16 @@
 /**
  * Shutdown: `close()` stops claiming, waits for deliveries in work, releases every key and
- * lock; a delivery given up at the close timeout settles with CLOSED and changes nothing.
+ * lock (also on a pool the user owns, which stays open: every connection back in it, no key
+ * held); a delivery given up at the close timeout settles with CLOSED and changes nothing.
  *
  * @module
  */
 import { ack, type Delivery } from "@rowclaim/core";
-import { describe, expect } from "vitest";
+import { expect } from "vitest";
 import { caught, expectCode } from "./assertions.js";
 import { type Seen, see } from "./deliveries.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { allForms, columnNames } from "./tables.js";
 import { isNull, toNumber } from "./values.js";
 import { pause, waitFor, within } from "./wait.js";
@@ -19,7 +20,7 @@ const SUITE = "shutdown";
 /** Registers the shutdown sub-suite. */
 export function shutdownSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("shutdown", () => {
+  conformanceGroup("shutdown", () => {
     for (const form of allForms) {
       conformanceTest(
         harness,
@@ -64,6 +65,53 @@ export function shutdownSuite(harness: ConformanceHarness): void {
             "every row to be acked by the next broker",
             async () => (await fx.rows(table)).length === 0,
           );
+        },
+      );
+
+      conformanceTest(
+        harness,
+        SUITE,
+        `[${form}] on a pool the user owns, close() gives a delivery in work up, returns every connection to the pool and leaves no key held`,
+        async (fx) => {
+          await fx.requireForm(form);
+          fx.requireUserPools();
+          const table = await fx.table(form, { keyColumn: "account", extraColumns: ["account"], lease: 1 });
+          const { broker, pool } = await fx.userPoolBroker();
+          const held = fx.gate();
+          let started = false;
+          await broker.subscribe(
+            table,
+            async () => {
+              started = true;
+              await held.opened;
+            },
+            { pollInterval: 20 },
+          );
+          await broker.publish(table, "given up", { values: { account: "one" } });
+          await waitFor("the handler to start", () => started);
+          await within("close() to return", broker.close({ timeout: 100 }));
+          // The pool is the user's: it stays open, and whatever the driver left in it is still there.
+          expect(
+            await pool.checkedOut(),
+            "connections the closed driver never returned to the user's pool",
+          ).toBe(0);
+          const key = `${table.name}-one`;
+          if (form === "advisory" && harness.advisoryKeyHeld !== undefined) {
+            expect(
+              await harness.advisoryKeyHeld(key),
+              `the advisory key "${key}" is still held after close() gave its delivery up`,
+            ).toBe(false);
+          }
+          // A broker on another pool takes the row (at once; a lease row after its lease).
+          const next = await fx.userPoolBroker();
+          const seen: Seen[] = [];
+          await next.broker.subscribe(table, (delivery) => void see(seen, delivery), { pollInterval: 20 });
+          await waitFor(
+            "a broker on another pool to take the given-up row (a key or lock left held in the user's pool stops it)",
+            () => seen.length > 0,
+          );
+          await waitFor("the row to be acked", async () => (await fx.rows(table)).length === 0);
+          held.open();
         },
       );
 

@@ -15,15 +15,15 @@ import {
   type TransactionMode,
   transactionModes,
 } from "@rowclaim/core";
-import { describe, expect } from "vitest";
+import { expect } from "vitest";
 import { caught, expectCode } from "./assertions.js";
 import { type Seen, see } from "./deliveries.js";
 import type { Fixture } from "./fixture.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { allForms, columnNames, formLabels } from "./tables.js";
 import { toNumber } from "./values.js";
-import { waitFor } from "./wait.js";
+import { waitFor, within } from "./wait.js";
 
 const SUITE = "transactions";
 
@@ -70,10 +70,56 @@ async function refusedAt(
   expect(toNumber(rows[0]?.[columnNames.attempt]), "the refused subscription claimed the row").toBe(1);
 }
 
+/**
+ * Asserts that a row lock claim of a table naming `level` runs at `level`: the harness reads the
+ * level from the server, for the transaction that holds the claimed row locked, while the
+ * handler runs inside it.
+ */
+async function rowLockClaimRunsAt(fx: Fixture, level: IsolationLevel): Promise<void> {
+  const caps = await fx.requireForm("rowLock");
+  if (!caps.isolationLevels.includes(level)) {
+    return fx.skip(
+      `the ${fx.harness.name} driver does not take isolation "${level}" (refused with DECLARATION)`,
+    );
+  }
+  const probe = fx.harness.claimIsolation?.bind(fx.harness);
+  if (probe === undefined) {
+    return fx.skip(
+      `the ${fx.harness.name} harness gives no claimIsolation(), so no test can read the level a claim's transaction runs at`,
+    );
+  }
+  const table = await fx.table("rowLock", { isolation: level });
+  const broker = await fx.broker();
+  const release = fx.gate();
+  const seen: Seen[] = [];
+  await broker.subscribe(
+    table,
+    async (delivery) => {
+      see(seen, delivery);
+      await release.opened;
+      return ack();
+    },
+    { pollInterval: 20 },
+  );
+  await broker.publish(table, "isolated");
+  await waitFor("the handler to start", () => seen.length > 0);
+  // The handler is still running, so the claim's transaction is open and holds the row locked.
+  const runsAt = await within(
+    "the harness to read the claim's isolation level",
+    probe(table, seen[0]?.delivery.id ?? ""),
+  );
+  expect(
+    String(runsAt).toLowerCase(),
+    `the claim of a table naming isolation "${level}" ran at "${String(runsAt)}"`,
+  ).toBe(level);
+  release.open();
+  await waitFor("the row to be acked", async () => (await fx.rows(table)).length === 0);
+}
+
 /** Registers the transactions sub-suite. */
 export function transactionsSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("transactions", () => {
+  conformanceGroup("transactions", () => {
     for (const form of allForms) {
       for (const level of isolationLevels) {
         conformanceTest(
@@ -99,6 +145,15 @@ export function transactionsSuite(harness: ConformanceHarness): void {
           },
         );
       }
+    }
+
+    for (const level of isolationLevels) {
+      conformanceTest(
+        harness,
+        SUITE,
+        `[rowLock] a row lock claim runs at the isolation "${level}" its table names, read from the server while the handler runs`,
+        (fx) => rowLockClaimRunsAt(fx, level),
+      );
     }
 
     conformanceTest(

@@ -50,11 +50,23 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
+/** The prefix of every table the suite creates unless the harness names another. */
+export const DEFAULT_TABLE_PREFIX = "rc_";
+
 /**
- * A table name unique to one test: `rc_<suite>_<8 random hex digits>`, lower case, at most 40
- * characters, so it is a plain identifier on every database and leaves room for suffixes.
+ * A table name unique to one test: `<prefix><suite>_<8 random hex digits>` (prefix `rc_` unless
+ * given), lower case, at most 40 characters with the default prefix, so it is a plain identifier
+ * on every database and leaves room for suffixes.
+ *
+ * @throws {Error} when `prefix` is not a plain identifier start (lower-case letters, digits and
+ * `_`, starting with a letter, at most 16 characters).
  */
-export function uniqueTableName(suite: string, random: () => number = Math.random): string {
+export function uniqueTableName(
+  suite: string,
+  random: () => number = Math.random,
+  prefix: string = DEFAULT_TABLE_PREFIX,
+): string {
+  assertTablePrefix(prefix);
   const slug =
     suite
       .toLowerCase()
@@ -63,7 +75,22 @@ export function uniqueTableName(suite: string, random: () => number = Math.rando
       .slice(0, 20) || "t";
   let suffix = "";
   for (let i = 0; i < 8; i += 1) suffix += Math.floor(random() * 16).toString(16);
-  return `rc_${slug}_${suffix}`;
+  return `${prefix}${slug}_${suffix}`;
+}
+
+/**
+ * Checks a harness's table prefix: lower-case letters, digits and `_`, starting with a letter, at
+ * most 16 characters, so that every name the suite makes stays a plain identifier that fits every
+ * database's limit (MySQL: 64 characters) with the suffixes the tests add.
+ *
+ * @throws {Error} naming the prefix and the rule.
+ */
+export function assertTablePrefix(prefix: string): void {
+  if (!/^[a-z][a-z0-9_]{0,15}$/.test(prefix)) {
+    throw new Error(
+      `@rowclaim/conformance: the table prefix ${JSON.stringify(prefix)} is not usable: use lower-case letters, digits and "_", starting with a letter, at most 16 characters (for example "rc_" or "mydb_ci_").`,
+    );
+  }
 }
 
 /** `count` bytes of a deterministic pseudo-random sequence (every byte value appears in a long run). */

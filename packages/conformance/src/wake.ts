@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { describe, expect } from "vitest";
+import { expect } from "vitest";
 import { isPublished } from "./child-process.js";
 import { type Seen, see } from "./deliveries.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { allForms } from "./tables.js";
 import { pause, waitFor } from "./wait.js";
 
@@ -24,7 +24,7 @@ const SHORT_POLL_MS = 200;
 /** Registers the wake-up sub-suite. */
 export function wakeSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("wake-up", () => {
+  conformanceGroup("wake-up", () => {
     for (const form of allForms) {
       conformanceTest(
         harness,

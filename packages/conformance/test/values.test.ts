@@ -104,6 +104,12 @@ describe("uniqueTableName names a test's table", () => {
     expect(name.length).toBeLessThanOrEqual(40);
   });
 
+  it("starts with the harness's prefix, and refuses a prefix that is no plain identifier start", () => {
+    expect(uniqueTableName("claims", () => 0.5, "mydb_ci_")).toBe("mydb_ci_claims_88888888");
+    expect(() => uniqueTableName("claims", Math.random, "Bad-Prefix")).toThrow(/table prefix/);
+    expect(() => uniqueTableName("claims", Math.random, "a_prefix_far_too_long_")).toThrow(/table prefix/);
+  });
+
   it("differs between calls", () => {
     expect(uniqueTableName("x")).not.toBe(uniqueTableName("x"));
   });

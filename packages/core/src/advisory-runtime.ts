@@ -8,6 +8,7 @@ import type { BrokerError } from "./errors.js";
 import type { AdvisoryClaimer } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import type { AdvisoryToken } from "./tokens.js";
+import type { TransactionWork } from "./transactional.js";
 
 /** The broker's runtime for advisory lock tables. */
 export class AdvisoryRuntime implements FormRuntime {
@@ -33,6 +34,17 @@ export class AdvisoryRuntime implements FormRuntime {
       signal: controller.signal,
       leaseExpiry: undefined,
       settle: (settlement) => this.#claimer.settle(token, row, settlement),
+      ...(this.#claimer.transaction === undefined
+        ? {}
+        : {
+            transaction: (work: TransactionWork) =>
+              (this.#claimer.transaction as NonNullable<AdvisoryClaimer["transaction"]>).call(
+                this.#claimer,
+                token,
+                row,
+                work,
+              ),
+          }),
       abandon: async (reason: BrokerError) => {
         controller.abort(reason);
         await this.#claimer.release(token);

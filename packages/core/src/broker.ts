@@ -4,27 +4,84 @@
  * @module
  */
 import type { BackoffOptions } from "./backoff.js";
+import { ClockSkewMonitor, type ClockSkewOptions } from "./clock-skew.js";
 import type { Handler } from "./delivery.js";
 import type { Driver, WakeListener } from "./driver.js";
 import { ClosedError, DeclarationError, InvalidArgumentError, UnsupportedFormError } from "./errors.js";
-import { consoleLogger, type Logger } from "./logger.js";
+import {
+  type BrokerEventListener,
+  type BrokerEventMap,
+  type BrokerEventName,
+  BrokerEvents,
+} from "./events.js";
+import { type AnyLogger, type BrokerLogger, brokerLogger, type Logger } from "./logger.js";
+import {
+  backoffOptionKeys,
+  brokerOptionKeys,
+  describeValue,
+  publishMessageKeys,
+  publishOptionKeys,
+  publishTargetKeys,
+  subscribeOptionKeys,
+  unknownKey,
+} from "./options-check.js";
 import { encodeHeaders, encodePayload } from "./payload.js";
 import type { Headers, PublishRow, RowId } from "./rows.js";
-import { type Subscription, SubscriptionRunner, type SubscriptionSettings } from "./subscription.js";
+import { closeOnSignals, DEFAULT_SHUTDOWN_SIGNALS, type HandleSignalsOption } from "./signals.js";
+import { checkWithSchema, describeIssues, type StandardSchemaV1 } from "./standard-schema.js";
+import {
+  type Subscription,
+  type SubscriptionObserver,
+  SubscriptionRunner,
+  type SubscriptionSettings,
+} from "./subscription.js";
 import {
   type ClaimFormName,
   type DeadLetterTarget,
+  type ExtraColumnsOf,
+  type HeadersOf,
+  type PublishPayloadOf,
   type TableDefinition,
   validateRetirement,
 } from "./table.js";
+import type { Instrumentation } from "./telemetry.js";
+import { assertTransactionalOffered, type TransactionClientOf, transactionMissing } from "./transactional.js";
 import { onWake, wake, wakeKey } from "./wake.js";
 
 /** How a broker is made. */
 export interface BrokerOptions {
   /** The database driver. The broker closes it on {@link Broker.close}. */
   readonly driver: Driver;
-  /** Where warnings and background failures go. Default: the console. */
-  readonly logger?: Logger;
+  /**
+   * Where warnings, background failures and (at debug level) claim and settlement traces go:
+   * a rowclaim {@link Logger} (message first, like `console`) or a pino-style logger (object
+   * first; pino and bunyan are passed as they are). Every logged error is in the `err` field.
+   * Default: the console (warnings and errors only).
+   */
+  readonly logger?: AnyLogger;
+  /**
+   * Spans and metrics: `otelInstrumentation()` from `@rowclaim/core/otel` (needs
+   * `@opentelemetry/api`), or any {@link Instrumentation}. Default: none, at no cost.
+   */
+  readonly instrumentation?: Instrumentation;
+  /**
+   * Close the broker on SIGTERM and SIGINT (`true`), or on the signals listed: deliveries in
+   * work settle (up to `close`'s default timeout), locks are released, then the signal takes
+   * its default course (the process ends) unless something else listens to it. Default `false`.
+   */
+  readonly handleSignals?: HandleSignalsOption;
+  /**
+   * The host's clock, from which lease claims and expiries are computed. Default
+   * `() => new Date()`; tests give a skewed one.
+   */
+  readonly clock?: () => Date;
+  /**
+   * The clock-skew check of lease tables (`src/clock-skew.ts`), on drivers that read the
+   * database's clock (`Driver.databaseTime`): warn beyond a tenth of the lease, refuse to claim
+   * beyond a quarter (`ClockSkewError`, code `CLOCK_SKEW`), measure again every minute. `false`
+   * turns it off.
+   */
+  readonly clockSkew?: ClockSkewOptions | false;
 }
 
 /** The options of {@link Broker.subscribe}. */
@@ -54,10 +111,22 @@ export interface SubscribeOptions {
   readonly extendLeases?: boolean;
   /** Listen for publishes from other processes where the driver can (`Driver.listen`). Default true. */
   readonly listen?: boolean;
+  /**
+   * The handler settles through `delivery.transaction(body)` (its writes commit with the
+   * settlement): refuse the subscription at once, with `UnsupportedFormError`, when the driver
+   * offers no transactional handlers in the table's form (`capabilities.transactionalHandlers`).
+   * Default false: `delivery.transaction` is still there, and fails when called on such a driver.
+   */
+  readonly transactional?: boolean;
 }
 
-/** The options of {@link Broker.publish}. */
-export interface PublishOptions {
+/**
+ * The options of {@link Broker.publish}.
+ *
+ * @typeParam Head the table's headers type.
+ * @typeParam Extra the table's extra column names, the only keys `values` may name.
+ */
+export interface PublishOptions<Head = Headers, Extra extends string = string> {
   /** The row's group. Needs a group column. */
   readonly group?: string | null;
   /** When the row is due. Needs a runAt column. Default: now. */
@@ -65,15 +134,33 @@ export interface PublishOptions {
   /** The row's priority (smaller goes first). Needs a priority column. */
   readonly priority?: number;
   /** Headers carried beside the payload. Needs a headers column. */
-  readonly headers?: Headers;
+  readonly headers?: Head;
   /** Values for the table's `extraColumns` (for example the columns an advisory key names). */
-  readonly values?: Readonly<Record<string, unknown>>;
+  readonly values?: ValuesFor<Extra>;
 }
 
+/** What `values` takes: a value for each extra column it names; nothing on a table without extra columns. */
+export type ValuesFor<Extra extends string> = [Extra] extends [never]
+  ? { readonly [column: string]: never }
+  : { readonly [Column in Extra]?: unknown };
+
 /** One message of {@link Broker.publishMany}. */
-export interface PublishMessage extends PublishOptions {
-  readonly payload: unknown;
+export interface PublishMessage<Payload = unknown, Head = Headers, Extra extends string = string>
+  extends PublishOptions<Head, Extra> {
+  /** The message body. */
+  readonly payload: Payload;
 }
+
+/** The options of {@link Broker.publish} for one table, typed by the table. */
+export type PublishOptionsFor<Table> = PublishOptions<HeadersOf<Table>, ExtraColumnsOf<Table>> &
+  PublishTarget;
+
+/** One message of {@link Broker.publishMany} for one table, typed by the table. */
+export type PublishMessageFor<Table> = PublishMessage<
+  PublishPayloadOf<Table>,
+  HeadersOf<Table>,
+  ExtraColumnsOf<Table>
+>;
 
 /** Where a publish runs. */
 export interface PublishTarget {
@@ -96,15 +183,23 @@ export interface PublishTarget {
  * await broker.publish(jobs, { to: "a@example.com" });
  * await broker.close();
  */
-export class Broker {
+export class Broker<D extends Driver = Driver> {
   /** The driver the broker runs on. */
-  readonly driver: Driver;
-  readonly #logger: Logger;
-  readonly #subscriptions = new Set<SubscriptionRunner<unknown>>();
+  readonly driver: D;
+  readonly #logger: BrokerLogger;
+  readonly #events: BrokerEvents;
+  readonly #instrumentation: Instrumentation | undefined;
+  readonly #observer: SubscriptionObserver;
+  #removeSignalListeners: (() => void) | undefined;
+  readonly #clock: (() => Date) | undefined;
+  readonly #clockSkew: ClockSkewOptions | false | undefined;
+  readonly #subscriptions = new Set<SubscriptionRunner<unknown, unknown>>();
   readonly #listeners = new Set<WakeListener>();
+  /** Listeners of stopped subscriptions still closing (their connection not yet returned). */
+  readonly #closingListeners = new Set<Promise<void>>();
   #closing: Promise<void> | undefined;
 
-  constructor(options: BrokerOptions) {
+  constructor(options: BrokerOptions & { readonly driver: D }) {
     if (
       typeof options !== "object" ||
       options === null ||
@@ -115,8 +210,48 @@ export class Broker {
         "createBroker() needs { driver }: a driver from @rowclaim/postgres, @rowclaim/mysql or @rowclaim/sqlite.",
       );
     }
+    const unknown = unknownKey(options, brokerOptionKeys);
+    if (unknown !== undefined) {
+      throw new InvalidArgumentError(`createBroker(): unknown option \`${unknown.key}\`. ${unknown.advice}`);
+    }
     this.driver = options.driver;
-    this.#logger = options.logger ?? consoleLogger;
+    this.#logger = brokerLogger(options.logger);
+    this.#events = new BrokerEvents((name, error) =>
+      this.#logger.error(`A listener of the broker's "${name}" event threw.`, { err: error }),
+    );
+    this.#instrumentation = options.instrumentation;
+    this.#observer = { events: this.#events, logger: this.#logger, instrumentation: this.#instrumentation };
+    const signals = options.handleSignals ?? false;
+    if (signals !== false) {
+      this.#removeSignalListeners = closeOnSignals(
+        signals === true ? DEFAULT_SHUTDOWN_SIGNALS : signals,
+        () => this.close(),
+        (error) => this.#logger.error("Closing the broker on a signal failed.", { err: error }),
+      );
+    }
+    this.#clock = options.clock;
+    this.#clockSkew = options.clockSkew;
+  }
+
+  /**
+   * Listens to one of the broker's events (see {@link BrokerEventMap}); returns a function that
+   * removes the listener. With no listener, the broker builds no event.
+   *
+   * @example
+   * broker.on("settled", ({ table, id, outcome, durationMs }) => metrics.observe(table.name, outcome, durationMs));
+   */
+  on<Name extends BrokerEventName>(name: Name, listener: BrokerEventListener<Name>): () => void {
+    return this.#events.on(name, listener);
+  }
+
+  /** Removes a listener added with {@link Broker.on}. */
+  off<Name extends BrokerEventName>(name: Name, listener: BrokerEventListener<Name>): void {
+    this.#events.off(name, listener);
+  }
+
+  /** The subscriptions running now. */
+  get subscriptions(): readonly Subscription[] {
+    return [...this.#subscriptions];
   }
 
   /** Whether {@link Broker.close} has been called. */
@@ -134,11 +269,13 @@ export class Broker {
    * @throws {ServerTooOldError} the server is older than the form needs.
    * @throws {ClosedError} the broker is closed.
    */
-  async subscribe<P = unknown>(
-    described: TableDefinition,
-    handler: Handler<P>,
+  async subscribe<Payload = unknown, Head = Headers>(
+    typedTable: TableDefinition<Payload, Head, string, unknown>,
+    handler: Handler<Payload, Head, TransactionClientOf<D>>,
     options: SubscribeOptions = {},
   ): Promise<Subscription> {
+    // The table's types are for the compiler; at run time every table is the same.
+    const described = typedTable as TableDefinition;
     this.#assertOpen(described);
     if (typeof handler !== "function") {
       throw new InvalidArgumentError(
@@ -150,13 +287,18 @@ export class Broker {
     }
     this.#assertOffered(described);
     const settings = this.#settings(described, options);
+    if (options.transactional === true) assertTransactionalOffered(this.driver, described);
     // The driver checks and prepares what this subscription will do, so it sees the dead-letter
     // target the subscription's options may have put in place of the table's.
     const table: TableDefinition =
       settings.maxAttempts === described.maxAttempts && settings.deadLetter === described.deadLetter
         ? described
         : Object.freeze({ ...described, maxAttempts: settings.maxAttempts, deadLetter: settings.deadLetter });
-    const claimer = await this.driver.open(table, { group: settings.group, logger: this.#logger });
+    const claimer = await this.driver.open(table, {
+      group: settings.group,
+      logger: this.#logger,
+      workers: settings.workers,
+    });
     if (claimer.form !== table.form) {
       await claimer.close();
       throw new UnsupportedFormError(
@@ -164,27 +306,59 @@ export class Broker {
         { table: table.name },
       );
     }
+    if (options.transactional === true && claimer.transaction === undefined) {
+      await claimer.close();
+      throw transactionMissing(this.driver, table);
+    }
     if (this.closed) {
       await claimer.close();
       this.#assertOpen(table);
     }
+    let skew: ClockSkewMonitor | undefined;
+    if (table.form === "lease" && this.#clockSkew !== false && this.driver.databaseTime !== undefined) {
+      const driver = this.driver;
+      try {
+        skew = new ClockSkewMonitor({
+          table,
+          databaseTime: () => (driver.databaseTime as () => Promise<Date>).call(driver),
+          clock: this.#clock ?? (() => new Date()),
+          logger: this.#logger,
+          options: this.#clockSkew,
+        });
+        await skew.assertAtSubscribe();
+      } catch (error) {
+        await claimer.close();
+        throw error;
+      }
+    }
     const key = wakeKey(this.driver.dialect, table);
     let removeWaker = (): void => {};
     let listener: WakeListener | undefined;
-    const runner: SubscriptionRunner<P> = new SubscriptionRunner<P>({
+    const runner: SubscriptionRunner<Payload, Head> = new SubscriptionRunner<Payload, Head>({
       table,
       claimer,
-      handler,
+      // The client type is for the compiler; at run time the body receives the driver's client.
+      handler: handler as Handler<Payload, Head>,
       settings,
       logger: this.#logger,
+      observer: this.#observer,
+      lease: {
+        ...(this.#clock === undefined ? {} : { clock: this.#clock }),
+        ...(skew === undefined ? {} : { skew }),
+      },
       onStopped: () => {
         removeWaker();
-        this.#subscriptions.delete(runner as SubscriptionRunner<unknown>);
+        this.#subscriptions.delete(runner as SubscriptionRunner<unknown, unknown>);
         if (listener !== undefined) {
           this.#listeners.delete(listener);
-          void listener
+          // close() awaits this: it returns only once the listener's connection is back.
+          const closing = listener
             .close()
-            .catch((error: unknown) => this.#logger.error("Closing a wake-up listener failed.", { error }));
+            .catch((error: unknown) =>
+              this.#logger.error("Closing a wake-up listener failed.", { err: error }),
+            )
+            .finally(() => this.#closingListeners.delete(closing));
+          this.#closingListeners.add(closing);
         }
       },
     });
@@ -196,11 +370,11 @@ export class Broker {
       } catch (error) {
         this.#logger.warn(
           `Table "${table.name}": listening for publishes from other processes failed; polling instead.`,
-          { error },
+          { err: error },
         );
       }
     }
-    this.#subscriptions.add(runner as SubscriptionRunner<unknown>);
+    this.#subscriptions.add(runner as SubscriptionRunner<unknown, unknown>);
     runner.start();
     return runner;
   }
@@ -211,11 +385,24 @@ export class Broker {
    * @throws {InvalidArgumentError} the payload or an option does not fit the table.
    * @throws {ClosedError} the broker is closed.
    */
-  async publish(
-    table: TableDefinition,
-    payload: unknown,
-    options: PublishOptions & PublishTarget = {},
+  async publish<Table extends TableDefinition>(
+    table: Table,
+    payload: PublishPayloadOf<Table>,
+    options: PublishOptionsFor<Table> = {},
   ): Promise<RowId> {
+    if (typeof options !== "object" || options === null) {
+      throw new InvalidArgumentError(
+        `publish(${table.name}, payload, options): options must be an object, not ${describeValue(options)}.`,
+        { table: table.name },
+      );
+    }
+    const unknown = unknownKey(options, publishOptionKeys);
+    if (unknown !== undefined) {
+      throw new InvalidArgumentError(
+        `publish(${table.name}): unknown option \`${unknown.key}\`. ${unknown.advice}`,
+        { table: table.name },
+      );
+    }
     const { client, ...message } = options;
     const ids = await this.publishMany(
       table,
@@ -230,9 +417,9 @@ export class Broker {
    * subscriptions in this process. Returns the ids in order. Every message is checked before
    * anything is written: one bad message writes nothing.
    */
-  async publishMany(
-    table: TableDefinition,
-    messages: readonly PublishMessage[],
+  async publishMany<Table extends TableDefinition>(
+    table: Table,
+    messages: readonly PublishMessageFor<Table>[],
     target: PublishTarget = {},
   ): Promise<readonly RowId[]> {
     this.#assertOpen(table);
@@ -241,6 +428,14 @@ export class Broker {
         table: table.name,
       });
     }
+    const unknownTarget =
+      typeof target === "object" && target !== null ? unknownKey(target, publishTargetKeys) : undefined;
+    if (unknownTarget !== undefined) {
+      throw new InvalidArgumentError(
+        `publishMany(${table.name}, messages, target): unknown option \`${unknownTarget.key}\`. ${unknownTarget.advice}`,
+        { table: table.name },
+      );
+    }
     if (target.client !== undefined && !this.driver.capabilities.transactionalPublish) {
       throw new InvalidArgumentError(
         `Driver "${this.driver.name}" cannot publish inside a caller's transaction; leave out { client }.`,
@@ -248,15 +443,60 @@ export class Broker {
       );
     }
     if (messages.length === 0) return [];
+    const checked = table.payloadSchema === undefined ? messages : await this.#checkPayloads(table, messages);
     const now = new Date();
-    const rows = messages.map((message) => this.#encode(table, message, now));
-    const ids = await this.driver.publish(
-      table,
-      rows,
-      target.client === undefined ? {} : { client: target.client },
-    );
+    const scope = this.#instrumentation?.startPublish(table, checked.length);
+    let ids: readonly RowId[];
+    try {
+      const extra = scope?.headers;
+      const rows = checked.map((message) =>
+        this.#encode(
+          table,
+          extra === undefined || table.columns.headers === undefined
+            ? message
+            : { ...message, headers: { ...extra, ...(message.headers as Headers | undefined) } },
+          now,
+        ),
+      );
+      ids = await this.driver.publish(
+        table,
+        rows,
+        target.client === undefined ? {} : { client: target.client },
+      );
+    } catch (error) {
+      scope?.end(error);
+      throw error;
+    }
+    scope?.end();
     wake(wakeKey(this.driver.dialect, table));
     return ids;
+  }
+
+  /**
+   * Checks each payload with the table's Standard Schema and returns the messages with the
+   * schema's output values.
+   *
+   * @throws {InvalidArgumentError} a payload fails the schema: the message names the path of
+   * each issue; `cause.issues` holds them.
+   */
+  async #checkPayloads<Message extends { readonly payload: unknown }>(
+    table: TableDefinition,
+    messages: readonly Message[],
+  ): Promise<readonly Message[]> {
+    const schema = table.payloadSchema as StandardSchemaV1;
+    return await Promise.all(
+      messages.map(async (message, index) => {
+        const result = await checkWithSchema(schema, message.payload);
+        if (result.issues !== undefined) {
+          const which = messages.length === 1 ? "the payload" : `the payload of message ${index}`;
+          throw new InvalidArgumentError(
+            `publish(${table.name}): ${which} fails the table's payloadSchema: ${describeIssues(result.issues)}.`,
+            { table: table.name, cause: { issues: result.issues } },
+          );
+        }
+        return { ...message, payload: result.value };
+      }),
+    );
   }
 
   /**
@@ -271,9 +511,11 @@ export class Broker {
   }
 
   async #close(timeout: number): Promise<void> {
+    this.#removeSignalListeners?.();
     await Promise.allSettled([...this.#subscriptions].map((subscription) => subscription.stop({ timeout })));
     await Promise.allSettled([...this.#listeners].map((listener) => listener.close()));
     this.#listeners.clear();
+    await Promise.allSettled([...this.#closingListeners]);
     await this.driver.close();
   }
 
@@ -321,15 +563,24 @@ export class Broker {
     const fail = (problem: string, fix: string): never => {
       throw new DeclarationError(`subscribe(${table.name}): ${problem}. ${fix}`, { table: table.name });
     };
+    if (typeof options !== "object" || options === null) {
+      fail(`the options must be an object, not ${describeValue(options)}`, "Pass { workers, … } or nothing.");
+    }
+    const unknown = unknownKey(options, subscribeOptionKeys);
+    if (unknown !== undefined) fail(`unknown option \`${unknown.key}\``, unknown.advice);
     const whole = (value: number | undefined, name: string, fallback: number): number => {
       if (value === undefined) return fallback;
       if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
-        fail(`${name} ${String(value)} is not a whole number of at least 1`, `Set ${name} to 1 or more.`);
+        fail(
+          `${name} must be a whole number of at least 1, got ${describeValue(value)}`,
+          `Set ${name} to 1 or more.`,
+        );
       return value;
     };
     const group = options.group ?? null;
     if (group !== null) {
-      if (typeof group !== "string") fail("group must be a string", "Name the group to claim from.");
+      if (typeof group !== "string")
+        fail(`group must be a string, got ${describeValue(group)}`, "Name the group to claim from.");
       if (table.columns.group === undefined)
         fail(
           `group "${group}" is given but the table has no group column`,
@@ -339,7 +590,7 @@ export class Broker {
     const pollInterval = options.pollInterval ?? 1000;
     if (typeof pollInterval !== "number" || !Number.isFinite(pollInterval) || pollInterval < 1) {
       fail(
-        `pollInterval ${String(pollInterval)} is not a number of milliseconds of at least 1`,
+        `pollInterval must be a number of milliseconds of at least 1, got ${describeValue(pollInterval)}`,
         "Set pollInterval in milliseconds.",
       );
     }
@@ -352,10 +603,16 @@ export class Broker {
         )
       : { maxAttempts: table.maxAttempts, deadLetter: table.deadLetter };
     const backoff = options.backoff ?? {};
+    if (typeof backoff !== "object" || backoff === null) {
+      fail(`backoff must be an object, got ${describeValue(backoff)}`, "Pass { baseMs, maxMs }.");
+    }
+    const unknownBackoff = unknownKey(backoff, backoffOptionKeys);
+    if (unknownBackoff !== undefined)
+      fail(`unknown option \`backoff.${unknownBackoff.key}\``, unknownBackoff.advice);
     for (const [name, value] of Object.entries(backoff)) {
       if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
         fail(
-          `backoff.${name} ${String(value)} is not a number of milliseconds`,
+          `backoff.${name} must be a number of milliseconds, got ${describeValue(value)}`,
           `Set backoff.${name} to 0 or more.`,
         );
       }
@@ -387,17 +644,19 @@ export class Broker {
       throw new InvalidArgumentError(`publish(${table.name}): ${problem}`, { table: table.name });
     };
     if (typeof message !== "object" || message === null)
-      fail("each message must be an object { payload, … }.");
+      fail(`each message must be an object { payload, … }, not ${describeValue(message)}.`);
+    const unknown = unknownKey(message, publishMessageKeys);
+    if (unknown !== undefined) fail(`unknown option \`${unknown.key}\`. ${unknown.advice}`);
     const { columns } = table;
     const group = message.group ?? null;
     if (group !== null) {
-      if (typeof group !== "string") fail("group must be a string.");
+      if (typeof group !== "string") fail(`group must be a string, not ${describeValue(group)}.`);
       if (columns.group === undefined) fail(`group "${group}" is given but the table has no group column.`);
     }
     let runAt: Date | null = null;
     if (message.runAt !== undefined) {
       if (!(message.runAt instanceof Date) || Number.isNaN(message.runAt.getTime()))
-        fail("runAt must be a valid Date.");
+        fail(`runAt must be a valid Date, not ${describeValue(message.runAt)}.`);
       if (columns.runAt === undefined) fail("runAt is given but the table has no runAt column.");
       runAt = message.runAt;
     } else if (columns.runAt !== undefined) {
@@ -406,7 +665,7 @@ export class Broker {
     let priority: number | null = null;
     if (message.priority !== undefined) {
       if (typeof message.priority !== "number" || !Number.isSafeInteger(message.priority))
-        fail("priority must be a whole number.");
+        fail(`priority must be a whole number, not ${describeValue(message.priority)}.`);
       if (columns.priority === undefined) fail("priority is given but the table has no priority column.");
       priority = message.priority;
     }
@@ -414,7 +673,7 @@ export class Broker {
       fail("headers are given but the table has no headers column.");
     const values = message.values ?? {};
     if (typeof values !== "object" || values === null)
-      fail("values must be an object of extra column values.");
+      fail(`values must be an object of extra column values, not ${describeValue(values)}.`);
     for (const column of Object.keys(values)) {
       if (!table.extraColumns.includes(column)) {
         fail(
@@ -446,6 +705,6 @@ const formAdvice: Record<ClaimFormName, string> = {
 };
 
 /** Creates a {@link Broker}. */
-export function createBroker(options: BrokerOptions): Broker {
+export function createBroker<D extends Driver>(options: BrokerOptions & { readonly driver: D }): Broker<D> {
   return new Broker(options);
 }

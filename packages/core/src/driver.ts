@@ -29,6 +29,13 @@ export interface DriverCapabilities {
   readonly crossProcessWake: boolean;
   /** Whether `publish(…, { client })` can insert inside the caller's own open transaction. */
   readonly transactionalPublish: boolean;
+  /**
+   * The forms in which handlers may call `delivery.transaction(body)`: the body's writes and the
+   * settlement commit in one transaction (the claimer implements the form's optional
+   * `transaction` method). Default: none. A subscription with `transactional: true` on a table
+   * whose form is not listed is refused at subscribe with `UnsupportedFormError`.
+   */
+  readonly transactionalHandlers: readonly ClaimFormName[];
 }
 
 /** What the broker tells a driver when it opens a subscription's claimer. */
@@ -37,6 +44,12 @@ export interface OpenOptions {
   readonly group: string | null;
   /** Where to report warnings. */
   readonly logger: Logger;
+  /**
+   * How many handlers the subscription runs at once. A driver that can see its pool's size
+   * refuses (or warns about) a pool too small for the form: row lock and advisory deliveries
+   * each hold a connection. Absent when the caller did not say.
+   */
+  readonly workers?: number;
 }
 
 /** What the broker tells a driver when it publishes. */
@@ -53,6 +66,28 @@ export interface WakeListener {
   close(): Promise<void>;
 }
 
+/**
+ * A startup probe: a check a driver runs against the live database, the first time a table
+ * needs it, rather than trusting the server's version string.
+ *
+ * - `advisoryLock`: a session lock taken on one connection excludes another connection (fails
+ *   behind a pooler in transaction mode, and where locks are no-ops). Advisory form.
+ * - `skipLocked`: a row held `FOR UPDATE` by one connection is skipped by another's
+ *   `SKIP LOCKED`. Row lock form.
+ * - `listen`: a `LISTEN` still hears notifications after its session ran a transaction (fails
+ *   behind a pooler in transaction mode). Cross-process wake-up; a failure means polling.
+ * - `multiMaster`: the server is one node of a multi-master cluster (Galera), where row locks and
+ *   advisory locks are local to the node. Row lock and advisory forms.
+ */
+export type ProbeName = "advisoryLock" | "skipLocked" | "listen" | "multiMaster";
+
+/**
+ * What a driver's probes found, by probe: `true` where the database keeps what the probe checks
+ * (for `multiMaster`: the server is a cluster node), `false` where it does not; a probe not run
+ * yet (or skipped) is absent.
+ */
+export type DetectedCapabilities = Readonly<Partial<Record<ProbeName, boolean>>>;
+
 /** A database driver. */
 export interface Driver {
   /** A name for people and logs, for example `"postgres"`. */
@@ -61,6 +96,12 @@ export interface Driver {
   readonly dialect: string;
   /** What the driver offers. */
   readonly capabilities: DriverCapabilities;
+  /**
+   * Type only, never set: the client type transactional handler bodies receive
+   * (`delivery.transaction(async (client) => …)`). A driver narrows it (`pg.PoolClient`, …) so
+   * that a broker on it types `client`; left out, bodies receive `unknown`.
+   */
+  readonly "~transactionClient"?: unknown;
   /**
    * Opens a claimer for one subscription: reads the server version (refusing one below the
    * form's floor with `ServerTooOldError`), checks the table's columns (`SchemaError` naming the
@@ -76,6 +117,18 @@ export interface Driver {
   ): Promise<readonly RowId[]>;
   /** Listens for publishes made by other processes to `table`, calling `onWake` for each. Optional. */
   listen?(table: TableDefinition, onWake: () => void): Promise<WakeListener>;
+  /**
+   * What the driver's startup probes found so far (see {@link ProbeName}). Optional: a driver
+   * without probes leaves it out.
+   */
+  detected?(): DetectedCapabilities;
+  /**
+   * The database server's clock now. Optional: the broker compares it with the host's clock for
+   * lease tables (whose expiries the host computes) at subscribe and periodically, and warns or
+   * refuses to claim when they differ by too much (`ClockSkewError`). A driver whose database
+   * runs on the host's own clock (SQLite) leaves it out.
+   */
+  databaseTime?(): Promise<Date>;
   /** The recommended `CREATE TABLE` and claim-order index for `table`, as SQL text. */
   schemaSql(table: TableDefinition): string;
   /** Releases everything the driver holds: a pool it created is ended; a pool the user gave is left open. */
@@ -89,7 +142,8 @@ export type DriverDefinition = Omit<Driver, "capabilities"> & {
 
 /**
  * Fills the optional capabilities with their defaults: no FIFO, no isolation levels or modes,
- * database-scoped keys, no cross-process wake, no transactional publish. Class-based drivers call
+ * database-scoped keys, no cross-process wake, no transactional publish, no transactional handlers.
+ * Class-based drivers call
  * this for their `capabilities`; object drivers use {@link defineDriver}.
  */
 export function driverCapabilities(
@@ -103,6 +157,7 @@ export function driverCapabilities(
     advisoryScope: given.advisoryScope ?? "database",
     crossProcessWake: given.crossProcessWake ?? false,
     transactionalPublish: given.transactionalPublish ?? false,
+    transactionalHandlers: Object.freeze([...(given.transactionalHandlers ?? [])]),
   });
 }
 

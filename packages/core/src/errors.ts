@@ -15,7 +15,12 @@ export type BrokerErrorCode =
   | "UNSUPPORTED_FORM"
   | "CLOSED"
   | "BATCH_ROLLED_BACK"
-  | "INVALID_ARGUMENT";
+  | "INVALID_ARGUMENT"
+  | "CONSTRAINT"
+  | "CONNECTION_LOST"
+  | "CONNECTION_TIMEOUT"
+  | "PROBE_FAILED"
+  | "CLOCK_SKEW";
 
 const brand: unique symbol = Symbol.for("rowclaim.BrokerError") as never;
 
@@ -67,6 +72,10 @@ export class BrokerError extends Error {
 /**
  * A lease settlement or extension found another claim's token in the row: the lease ran out
  * while the handler ran and the row was claimed again. The settlement changed nothing.
+ *
+ * The advisory lock form raises it too when a settlement finds its row gone or already finished
+ * (deleted or settled by hand while the key was held): the claim on the row was lost, and a
+ * settlement that changed nothing never reports success.
  */
 export class LeaseLostError extends BrokerError {
   declare readonly code: "LEASE_LOST";
@@ -154,5 +163,93 @@ export class InvalidArgumentError extends BrokerError {
   constructor(message: string, options?: BrokerErrorOptions) {
     super("INVALID_ARGUMENT", message, options);
     this.name = "InvalidArgumentError";
+  }
+}
+
+/**
+ * The database refused a write because it breaks a constraint of the table (unique, foreign
+ * key, not null, check): for example a dead-letter move into a table whose unique index already
+ * holds the row's value, or a publish whose extra column value is taken. Nothing was written.
+ * `cause` holds the database's own error (SQLSTATE class 23, MySQL errno 1062/1451/1452/…,
+ * `SQLITE_CONSTRAINT_*`).
+ */
+export class ConstraintError extends BrokerError {
+  declare readonly code: "CONSTRAINT";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("CONSTRAINT", message, options);
+    this.name = "ConstraintError";
+  }
+}
+
+/**
+ * The connection to the database was lost, refused or ended by the server (a shut-down or
+ * restarting server, a killed session, a network failure). What the statement would have
+ * changed is unknown only in the sense the database defines: an uncommitted transaction was
+ * rolled back; a lease or advisory row returns once its lease runs out or its session ends.
+ * Retrying later is safe. `cause` holds the client's own error.
+ */
+export class ConnectionLostError extends BrokerError {
+  declare readonly code: "CONNECTION_LOST";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("CONNECTION_LOST", message, options);
+    this.name = "ConnectionLostError";
+  }
+}
+
+/**
+ * No connection could be had within the driver's bounded wait: the pool was exhausted (every
+ * connection held by deliveries in work, or by the application) or the server did not answer.
+ * The message names the wait and the fix (a larger pool, fewer workers).
+ */
+export class ConnectionTimeoutError extends BrokerError {
+  declare readonly code: "CONNECTION_TIMEOUT";
+  /** How long the driver waited, in milliseconds. */
+  readonly waitedMs: number;
+  constructor(message: string, details: { waitedMs: number } & BrokerErrorOptions) {
+    super("CONNECTION_TIMEOUT", message, details);
+    this.name = "ConnectionTimeoutError";
+    this.waitedMs = details.waitedMs;
+  }
+}
+
+/**
+ * A startup probe found that the database (or what stands between it and the driver: a
+ * pooler in transaction mode, a multi-master cluster) does not keep what the table's claim form
+ * relies on; the subscription was refused before it claimed anything. `probe` names the check
+ * that failed; the message names the fix (a direct or session-mode URL, another form).
+ */
+export class UnsafeTopologyError extends BrokerError {
+  declare readonly code: "PROBE_FAILED";
+  /** The probe that failed, for example `"advisoryLock"`. */
+  readonly probe: string;
+  constructor(message: string, details: { probe: string } & BrokerErrorOptions) {
+    super("PROBE_FAILED", message, details);
+    this.name = "UnsafeTopologyError";
+    this.probe = details.probe;
+  }
+}
+
+/**
+ * The host's clock and the database's differ by more than a lease table can bear (see
+ * `ClockSkewOptions`): the lease form's expiries are computed on the host, so a host whose clock
+ * runs ahead takes leases that are still live. Nothing was claimed.
+ */
+export class ClockSkewError extends BrokerError {
+  declare readonly code: "CLOCK_SKEW";
+  /** The host clock minus the database clock, in milliseconds (positive: the host runs ahead). */
+  readonly skewMs: number;
+  /** The host's name. */
+  readonly host: string;
+  /** The table's lease, in seconds. */
+  readonly leaseSeconds: number;
+  constructor(
+    message: string,
+    details: { skewMs: number; host: string; leaseSeconds: number } & BrokerErrorOptions,
+  ) {
+    super("CLOCK_SKEW", message, details);
+    this.name = "ClockSkewError";
+    this.skewMs = details.skewMs;
+    this.host = details.host;
+    this.leaseSeconds = details.leaseSeconds;
   }
 }

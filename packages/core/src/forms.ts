@@ -7,6 +7,7 @@
 import type { ClaimedRow, RowId } from "./rows.js";
 import type { Settlement } from "./settlement.js";
 import type { AdvisoryToken, LeaseToken, RowLockToken } from "./tokens.js";
+import type { TransactionWork } from "./transactional.js";
 
 /** What every claim is asked for. */
 export interface ClaimRequest {
@@ -56,6 +57,15 @@ export interface RowLockClaimer<T extends RowLockToken = RowLockToken> extends C
   commit(token: T): Promise<void>;
   /** Rolls the batch's transaction back (every row due again, no attempt spent) and returns its connection. */
   rollback(token: T): Promise<void>;
+  /**
+   * Optional (transactional handlers, see `capabilities.transactionalHandlers`): inside the
+   * batch's transaction, opens a savepoint, runs `work` with the transaction's client, applies
+   * the settlement `work` returns like {@link RowLockClaimer.settle}, and releases the
+   * savepoint; the batch's commit then commits the writes with the settlement. When `work`
+   * throws, rolls back to the savepoint (the batch goes on, without this body's writes) and
+   * rethrows its error unchanged.
+   */
+  transaction?(token: T, row: ClaimedRow, work: TransactionWork): Promise<void>;
 }
 
 /**
@@ -80,6 +90,15 @@ export interface LeaseClaimer<T extends LeaseToken = LeaseToken> extends Claimer
    * @throws {LeaseLostError} when the row holds another token (or is gone); nothing changed.
    */
   settle(id: RowId, token: T, settlement: Settlement): Promise<void>;
+  /**
+   * Optional (transactional handlers): opens a transaction on one connection, runs `work` with
+   * its client, then asks `fence` for the token the delivery holds now (it throws
+   * `LeaseLostError` when the lease is known lost) and applies the settlement `work` returned
+   * where the row still holds that token, last, and commits. A settlement that finds another
+   * token rolls everything back and throws `LeaseLostError`. When `work` throws, rolls back and
+   * rethrows its error unchanged (the lease stays held).
+   */
+  transaction?(id: RowId, work: TransactionWork, fence: () => Promise<T>): Promise<void>;
 }
 
 /**
@@ -97,6 +116,14 @@ export interface AdvisoryClaimer<T extends AdvisoryToken = AdvisoryToken> extend
   settle(token: T, row: ClaimedRow, settlement: Settlement): Promise<void>;
   /** Unlocks the key without settling (the row stays as the take left it) and returns the connection. */
   release(token: T): Promise<void>;
+  /**
+   * Optional (transactional handlers): opens a transaction on the token's connection (the key
+   * still held), runs `work` with its client, applies the settlement `work` returned, commits,
+   * then unlocks and returns the connection like {@link AdvisoryClaimer.settle}. When `work`
+   * throws, rolls back and rethrows its error unchanged, keeping the key and the connection (the
+   * delivery settles later). Any other failure unlocks (or closes the connection) and throws.
+   */
+  transaction?(token: T, row: ClaimedRow, work: TransactionWork): Promise<void>;
 }
 
 /** Any claimer. */

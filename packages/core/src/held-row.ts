@@ -8,6 +8,7 @@
 import type { BrokerError } from "./errors.js";
 import type { ClaimedRow } from "./rows.js";
 import type { Settlement } from "./settlement.js";
+import type { TransactionWork } from "./transactional.js";
 
 /** A claimed row in work, with what holds it. */
 export interface HeldRow {
@@ -19,6 +20,12 @@ export interface HeldRow {
   readonly leaseExpiry: Date | undefined;
   /** Settles the row by its hold. Called at most once. */
   settle(settlement: Settlement): Promise<void>;
+  /**
+   * Runs `work` (a transactional handler's body) and the settlement it returns in one
+   * transaction, by the form's claimer. Absent where the claimer offers no transactions. When
+   * `work` throws, its writes are rolled back, the row stays held, and its error is rethrown.
+   */
+  readonly transaction?: ((work: TransactionWork) => Promise<void>) | undefined;
   /** Gives the hold up without settling (broker closing after its timeout); aborts `signal` with `reason`. */
   abandon(reason: BrokerError): Promise<void>;
 }

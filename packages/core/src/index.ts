@@ -10,12 +10,22 @@ export {
   type BrokerOptions,
   createBroker,
   type PublishMessage,
+  type PublishMessageFor,
   type PublishOptions,
+  type PublishOptionsFor,
   type PublishTarget,
   type SubscribeOptions,
+  type ValuesFor,
 } from "./broker.js";
+export {
+  ClockSkewMonitor,
+  type ClockSkewOptions,
+  type ClockSkewReading,
+  clockSkewDefaults,
+} from "./clock-skew.js";
 export type { Delivery, Handler, HandlerResult } from "./delivery.js";
 export {
+  type DetectedCapabilities,
   type Driver,
   type DriverCapabilities,
   type DriverDefinition,
@@ -23,6 +33,7 @@ export {
   defineDriver,
   driverCapabilities,
   type OpenOptions,
+  type ProbeName,
   type WakeListener,
 } from "./driver.js";
 export {
@@ -30,14 +41,32 @@ export {
   BrokerError,
   type BrokerErrorCode,
   type BrokerErrorOptions,
+  ClockSkewError,
   ClosedError,
+  ConnectionLostError,
+  ConnectionTimeoutError,
+  ConstraintError,
   DeclarationError,
   InvalidArgumentError,
   LeaseLostError,
   SchemaError,
   ServerTooOldError,
+  UnsafeTopologyError,
   UnsupportedFormError,
 } from "./errors.js";
+export type {
+  BrokerEventListener,
+  BrokerEventMap,
+  BrokerEventName,
+  ClaimErrorEvent,
+  ClaimedEvent,
+  FailedEvent,
+  LeaseLostEvent,
+  RowEvent,
+  SettledEvent,
+  SettleErrorEvent,
+  SubscriptionEvent,
+} from "./events.js";
 export type {
   AdvisoryClaimer,
   Claimed,
@@ -48,7 +77,18 @@ export type {
   RowLockBatch,
   RowLockClaimer,
 } from "./forms.js";
-export { consoleLogger, type Logger, silentLogger } from "./logger.js";
+export { type JsonProblem, jsonProblem } from "./json-check.js";
+export {
+  type AnyLogger,
+  consoleLogger,
+  fromObjectFirst,
+  isObjectFirstLogger,
+  type LogDetails,
+  type Logger,
+  type ObjectFirstLogger,
+  silentLogger,
+} from "./logger.js";
+export { checkPoolSize, connectionsNeeded, describeValue, nearestKey } from "./options-check.js";
 export {
   type AckOutcome,
   ack,
@@ -73,24 +113,37 @@ export type {
   ReleaseSettlement,
   Settlement,
 } from "./settlement.js";
+export { DEFAULT_SHUTDOWN_SIGNALS, type HandleSignalsOption } from "./signals.js";
+export { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";
 export type { Subscription, SubscriptionStats } from "./subscription.js";
 export {
   type ClaimFormName,
   type ColumnRole,
   DEFAULT_LEASE_SECONDS,
   type DeadLetterTarget,
+  type DescribedExtra,
+  type DescribedInput,
+  type DescribedPayload,
   defineTable,
+  type ExtraColumnsOf,
+  type HeadersOf,
   type IsolationLevel,
   isolationLevels,
+  type JsonInput,
   type KeyPart,
   type KeyTemplate,
+  MAX_LEASE_SECONDS,
+  type PayloadOf,
   type PayloadType,
+  type PublishPayloadOf,
   type TableColumns,
   type TableDefinition,
   type TableDescription,
+  type TableTypes,
   type TransactionMode,
   transactionModes,
 } from "./table.js";
+export type { DeliveryScope, Instrumentation, PublishScope } from "./telemetry.js";
 export {
   type AdvisoryToken,
   ceilToSecond,
@@ -99,3 +152,12 @@ export {
   type RowLockToken,
   type SettlementToken,
 } from "./tokens.js";
+export {
+  assertTransactionalOffered,
+  isPromiseLike,
+  offersTransactional,
+  type TransactionBody,
+  type TransactionClientOf,
+  type TransactionResult,
+  type TransactionWork,
+} from "./transactional.js";

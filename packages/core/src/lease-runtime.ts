@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { ClockSkewMonitor } from "./clock-skew.js";
 import { BrokerError, LeaseLostError } from "./errors.js";
 import type { LeaseClaimer } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
@@ -13,6 +14,15 @@ import type { ClaimedRow } from "./rows.js";
 import type { Settlement } from "./settlement.js";
 import type { TableDefinition } from "./table.js";
 import { type LeaseToken, leaseExpiry } from "./tokens.js";
+import type { TransactionWork } from "./transactional.js";
+
+/** What a lease runtime may be given besides its claimer: the host clock and a clock-skew check. */
+export interface LeaseRuntimeOptions {
+  /** The host's clock (default `() => new Date()`): claims and expiries are computed from it. */
+  readonly clock?: () => Date;
+  /** Checked before each claim: a host whose clock is too far from the database's claims nothing. */
+  readonly skew?: ClockSkewMonitor;
+}
 
 /** The broker's runtime for lease tables. */
 export class LeaseRuntime implements FormRuntime {
@@ -21,13 +31,23 @@ export class LeaseRuntime implements FormRuntime {
   readonly #logger: Logger;
   readonly #held = new Set<LeaseHold>();
   readonly #timer: NodeJS.Timeout | undefined;
+  readonly #clock: () => Date;
+  readonly #skew: ClockSkewMonitor | undefined;
   #extending = false;
 
   /**
    * @param extend whether to extend leases in work each half lease (a subscription may turn it
    * off so that a handler never outlives its lease).
    */
-  constructor(claimer: LeaseClaimer, table: TableDefinition, logger: Logger, extend: boolean) {
+  constructor(
+    claimer: LeaseClaimer,
+    table: TableDefinition,
+    logger: Logger,
+    extend: boolean,
+    options: LeaseRuntimeOptions = {},
+  ) {
+    this.#clock = options.clock ?? (() => new Date());
+    this.#skew = options.skew;
     this.#claimer = claimer;
     this.#table = table;
     this.#logger = logger;
@@ -37,7 +57,8 @@ export class LeaseRuntime implements FormRuntime {
   }
 
   async claim(limit: number): Promise<readonly HeldRow[]> {
-    const now = new Date();
+    if (this.#skew !== undefined && !(await this.#skew.mayClaim())) return [];
+    const now = this.#clock();
     const claimed = await this.#claimer.claim({
       limit,
       now,
@@ -45,6 +66,7 @@ export class LeaseRuntime implements FormRuntime {
     });
     return claimed.map(({ row, token }) => {
       const hold = new LeaseHold(this, row, token);
+      if (!this.transactional) hold.transaction = undefined;
       this.#held.add(hold);
       return hold;
     });
@@ -67,6 +89,21 @@ export class LeaseRuntime implements FormRuntime {
     return this.#claimer.settle(hold.row.id, hold.token, settlement);
   }
 
+  /** @internal the claimer's transaction method, where it has one. */
+  get transactional(): boolean {
+    return this.#claimer.transaction !== undefined;
+  }
+
+  /** @internal runs a transactional handler's work and the fenced settlement of one hold in one transaction. */
+  transactionHold(hold: LeaseHold, work: TransactionWork, fence: () => Promise<LeaseToken>): Promise<void> {
+    return (this.#claimer.transaction as NonNullable<LeaseClaimer["transaction"]>).call(
+      this.#claimer,
+      hold.row.id,
+      work,
+      fence,
+    );
+  }
+
   /** @internal */
   lost(hold: LeaseHold): LeaseLostError {
     return new LeaseLostError(
@@ -80,7 +117,7 @@ export class LeaseRuntime implements FormRuntime {
     const holds = [...this.#held].filter((hold) => !hold.settling);
     if (holds.length === 0) return;
     this.#extending = true;
-    const expiry = leaseExpiry(new Date(), this.#table.leaseSeconds);
+    const expiry = leaseExpiry(this.#clock(), this.#table.leaseSeconds);
     const running = this.#claimer.extend(
       holds.map((hold) => ({ id: hold.row.id, token: hold.token })),
       expiry,
@@ -107,7 +144,7 @@ export class LeaseRuntime implements FormRuntime {
       this.#logger.error(
         `Table "${this.#table.name}": extending ${holds.length} lease(s) failed; trying again at the next half lease.`,
         {
-          error,
+          err: error,
         },
       );
     } finally {
@@ -152,6 +189,33 @@ class LeaseHold implements HeldRow {
       throw error;
     }
   }
+
+  /**
+   * Runs a transactional handler's work in one transaction with the settlement, fenced by the
+   * token the hold has when the work is done: extensions go on while the body runs, then stop.
+   */
+  transaction: ((work: TransactionWork) => Promise<void>) | undefined = async (work) => {
+    if (this.lostError !== undefined) {
+      this.#runtime.forget(this);
+      throw this.lostError;
+    }
+    const fence = async (): Promise<LeaseToken> => {
+      this.settling = true;
+      if (this.extension !== undefined) await this.extension;
+      this.#runtime.forget(this);
+      if (this.lostError !== undefined) throw this.lostError;
+      return this.token;
+    };
+    try {
+      await this.#runtime.transactionHold(this, work, fence);
+    } catch (error) {
+      if (BrokerError.is(error, "LEASE_LOST")) {
+        this.#runtime.forget(this);
+        this.controller.abort(error);
+      }
+      throw error;
+    }
+  };
 
   async abandon(reason: BrokerError): Promise<void> {
     this.#runtime.forget(this);

@@ -5,6 +5,7 @@
  * @module
  */
 import { InvalidArgumentError } from "./errors.js";
+import { jsonProblem } from "./json-check.js";
 import type { Headers } from "./rows.js";
 import type { TableDefinition } from "./table.js";
 
@@ -15,8 +16,9 @@ const utf8 = new TextDecoder("utf-8", { fatal: false });
  * for `text`, the bytes for `bytes`.
  *
  * @throws {InvalidArgumentError} when the value does not fit the payload type (a non-string for
- * `text`, a non-`Uint8Array` for `bytes`, `undefined`, a function or a value `JSON.stringify`
- * rejects for `json`).
+ * `text`, a non-`Uint8Array` for `bytes`; for `json` anything JSON would not keep unchanged —
+ * `undefined`, `NaN`, `Infinity`, a function, a bigint, a `Map`, a `Set`, a `Date` or another
+ * class instance, at any depth — or a value `JSON.stringify` rejects).
  */
 export function encodePayload(table: TableDefinition, value: unknown): string | Uint8Array {
   switch (table.payloadType) {
@@ -29,6 +31,12 @@ export function encodePayload(table: TableDefinition, value: unknown): string | 
           },
         );
       }
+      if (loneSurrogateAt(value) !== -1) {
+        throw new InvalidArgumentError(
+          `Table "${table.name}" holds text payloads, and this string is not well-formed UTF-16 (it holds a lone surrogate, at index ${loneSurrogateAt(value)}), so no database can store it unchanged. Publish a well-formed string (String.prototype.toWellFormed() replaces lone surrogates with U+FFFD).`,
+          { table: table.name },
+        );
+      }
       return value;
     case "bytes":
       if (!(value instanceof Uint8Array)) {
@@ -39,6 +47,13 @@ export function encodePayload(table: TableDefinition, value: unknown): string | 
       }
       return value;
     case "json": {
+      const problem = jsonProblem(value);
+      if (problem !== undefined) {
+        throw new InvalidArgumentError(
+          `Table "${table.name}" holds JSON payloads, and the payload holds ${problem.found} at ${problem.path}, which JSON would not keep unchanged. Publish plain objects and arrays of strings, finite numbers, booleans and null (for a Date, its toISOString()).`,
+          { table: table.name },
+        );
+      }
       let text: string | undefined;
       try {
         text = JSON.stringify(value);
@@ -64,7 +79,15 @@ export function encodePayload(table: TableDefinition, value: unknown): string | 
 
 /**
  * Decodes a payload column value read back from the database. For `json` the driver passes the
- * column's text (or bytes holding UTF-8 text); for `text` a string; for `bytes` a `Uint8Array`.
+ * column's **text** (or bytes holding UTF-8 text), which is parsed as JSON; for `text` a string;
+ * for `bytes` a `Uint8Array`.
+ *
+ * The JSON contract: payloads cross between core and a driver as JSON text, never as parsed
+ * values. A `json` value that is not a string or bytes is passed through unchanged, as already
+ * parsed; so a driver whose client parses JSON columns must not hand over the parsed value: a
+ * payload published as the string `"2"` would come back from such a client as the JS string `2`,
+ * which this function parses again into the number `2`. Read the column as text instead
+ * (PostgreSQL: `payload::text`; mysql2: `jsonStrings: true`).
  */
 export function decodePayload(table: TableDefinition, raw: unknown): unknown {
   switch (table.payloadType) {
@@ -107,7 +130,11 @@ export function encodeHeaders(table: TableDefinition, headers: Headers | undefin
   return JSON.stringify(headers);
 }
 
-/** Decodes a headers column value (JSON text, UTF-8 bytes, or an object the client parsed) into a map; `{}` for none. */
+/**
+ * Decodes a headers column value into a map; `{}` for none. Headers are written as JSON text
+ * ({@link encodeHeaders}); reading them back, JSON text, UTF-8 bytes or an object the client
+ * already parsed all work (a headers map is always an object, so parsing twice cannot change it).
+ */
 export function decodeHeaders(raw: unknown): Headers {
   if (raw === null || raw === undefined) return {};
   const parsed: unknown =
@@ -121,6 +148,23 @@ export function decodeHeaders(raw: unknown): Headers {
   for (const [name, value] of Object.entries(parsed))
     out[name] = typeof value === "string" ? value : JSON.stringify(value);
   return out;
+}
+
+/** The index of the first lone surrogate of `text`, or -1. */
+function loneSurrogateAt(text: string): number {
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i += 1;
+        continue;
+      }
+      return i;
+    }
+    if (unit >= 0xdc00 && unit <= 0xdfff) return i;
+  }
+  return -1;
 }
 
 function describe(value: unknown): string {

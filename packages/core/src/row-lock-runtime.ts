@@ -14,6 +14,7 @@ import type { ClaimedRow } from "./rows.js";
 import type { Settlement } from "./settlement.js";
 import type { TableDefinition } from "./table.js";
 import type { RowLockToken } from "./tokens.js";
+import { type TransactionWork, watchWork } from "./transactional.js";
 
 /** The broker's runtime for row lock tables. */
 export class RowLockRuntime implements FormRuntime {
@@ -83,8 +84,47 @@ class BatchState {
       signal: controller.signal,
       leaseExpiry: undefined,
       settle: (settlement) => this.#settle(row, settlement),
+      ...(this.#claimer.transaction === undefined
+        ? {}
+        : { transaction: (work: TransactionWork) => this.#transaction(row, work) }),
       abandon: (reason) => this.#rollback(reason),
     };
+  }
+
+  /**
+   * A transactional handler's body and its settlement, inside the batch's transaction behind a
+   * savepoint, in turn with the batch's other settlements (one statement at a time on the
+   * batch's connection). A body that throws rolls back to its savepoint: the batch goes on,
+   * the row stays unsettled, and the body's error is rethrown at once. A settlement that fails
+   * rolls the whole batch back, every other row's writes with it (`BATCH_ROLLED_BACK`).
+   */
+  async #transaction(row: ClaimedRow, work: TransactionWork): Promise<void> {
+    const watched = watchWork(work);
+    let ownFailure: unknown;
+    let bodyFailure: { error: unknown } | undefined;
+    const transaction = this.#claimer.transaction as NonNullable<RowLockClaimer["transaction"]>;
+    const step = this.#chain.then(async () => {
+      if (this.#ended) return;
+      try {
+        await transaction.call(this.#claimer, this.#token, row, watched.work);
+      } catch (error) {
+        if (watched.failed()) {
+          bodyFailure = { error };
+          return;
+        }
+        ownFailure = error;
+        await this.#rollback(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      this.#unsettled -= 1;
+      if (this.#unsettled === 0) await this.#commit();
+    });
+    this.#chain = step;
+    await step;
+    if (bodyFailure !== undefined) throw bodyFailure.error;
+    await this.#done;
+    if (ownFailure !== undefined) throw ownFailure;
+    this.#throwIfRolledBack();
   }
 
   async #settle(row: ClaimedRow, settlement: Settlement): Promise<void> {
@@ -105,6 +145,11 @@ class BatchState {
     await step;
     await this.#done;
     if (ownFailure !== undefined) throw ownFailure;
+    this.#throwIfRolledBack();
+  }
+
+  /** Throws why the batch ended without committing, if it did. */
+  #throwIfRolledBack(): void {
     if (this.#failure !== undefined) {
       if (BrokerError.is(this.#failure, "CLOSED")) throw this.#failure;
       throw new BatchRolledBackError(
@@ -123,7 +168,7 @@ class BatchState {
       this.#logger.error(
         `Table "${this.#table.name}": committing a row lock batch failed; its rows are due again.`,
         {
-          error: this.#failure,
+          err: this.#failure,
         },
       );
     } finally {
@@ -140,7 +185,9 @@ class BatchState {
     try {
       await this.#claimer.rollback(this.#token);
     } catch (error) {
-      this.#logger.error(`Table "${this.#table.name}": rolling back a row lock batch failed.`, { error });
+      this.#logger.error(`Table "${this.#table.name}": rolling back a row lock batch failed.`, {
+        err: error,
+      });
     }
     this.#resolveDone();
   }

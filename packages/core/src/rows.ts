@@ -14,7 +14,11 @@ export type Headers = Readonly<Record<string, string>>;
 export interface ClaimedRow {
   /** The row's primary key. */
   readonly id: RowId;
-  /** The decoded payload: a JSON value, a string, or a `Uint8Array`, as the table's `payloadType` says. */
+  /**
+   * The decoded payload: a JSON value, a string, or a `Uint8Array`, as the table's `payloadType`
+   * says. Drivers decode it with `decodePayload` from the column's JSON **text** (not a value
+   * their client parsed: see `decodePayload`).
+   */
   readonly payload: unknown;
   /**
    * The attempt as it stood before this claim: the first delivery reads 1 in every form. A
@@ -31,7 +35,10 @@ export interface ClaimedRow {
 
 /** A row to insert, with every value already encoded for the table. */
 export interface PublishRow {
-  /** The payload: JSON text for `json`, a string for `text`, a `Uint8Array` for `bytes`. */
+  /**
+   * The payload, already encoded by `encodePayload`: JSON text for `json`, a string for `text`, a
+   * `Uint8Array` for `bytes`. Write it as it is (a JSON column takes the text).
+   */
   readonly payload: string | Uint8Array;
   /** The group, or `null`. Ignored (must be null) on a table without a group column. */
   readonly group: string | null;
@@ -39,7 +46,7 @@ export interface PublishRow {
   readonly runAt: Date | null;
   /** The priority, or `null` for the column's default. */
   readonly priority: number | null;
-  /** The headers as JSON text, or `null`. */
+  /** The headers as JSON text (`encodeHeaders`), or `null`. Write it as it is. */
   readonly headers: string | null;
   /** Values for `extraColumns`, by column name. */
   readonly values: Readonly<Record<string, unknown>>;

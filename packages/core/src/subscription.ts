@@ -7,16 +7,37 @@
 import { AdvisoryRuntime } from "./advisory-runtime.js";
 import { type BackoffOptions, backoffDelay } from "./backoff.js";
 import type { Delivery, Handler } from "./delivery.js";
-import { BrokerError, ClosedError, DeclarationError, InvalidArgumentError } from "./errors.js";
+import {
+  BrokerError,
+  ClosedError,
+  DeclarationError,
+  InvalidArgumentError,
+  UnsupportedFormError,
+} from "./errors.js";
+import type { BrokerEvents } from "./events.js";
 import type { Claimer } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
-import { LeaseRuntime } from "./lease-runtime.js";
-import type { Logger } from "./logger.js";
+import { LeaseRuntime, type LeaseRuntimeOptions } from "./lease-runtime.js";
+import type { BrokerLogger, Logger } from "./logger.js";
 import { ack, deadLetter, isOutcome, type Outcome, retry, retryAfter } from "./outcomes.js";
 import { RowLockRuntime } from "./row-lock-runtime.js";
+import type { Headers, RowId } from "./rows.js";
 import type { Settlement } from "./settlement.js";
+import { checkWithSchema, describeIssues } from "./standard-schema.js";
 import type { DeadLetterTarget, TableDefinition } from "./table.js";
+import type { DeliveryScope, Instrumentation } from "./telemetry.js";
+import { bodyWork, type TransactionBody, type TransactionWork, watchWork } from "./transactional.js";
 import { WakeSignal } from "./wake.js";
+
+/** What a subscription reports to besides its counters: the broker's events, its logger and its instrumentation. */
+export interface SubscriptionObserver {
+  /** The broker's event listeners. */
+  readonly events: BrokerEvents;
+  /** The broker's logger, able to say whether debug traces are on. */
+  readonly logger: BrokerLogger;
+  /** Spans and metrics (OpenTelemetry), if the broker was given any. */
+  readonly instrumentation: Instrumentation | undefined;
+}
 
 /** Counters of a subscription, for progress displays and health checks. */
 export interface SubscriptionStats {
@@ -51,6 +72,12 @@ export interface Subscription {
   /** How many deliveries are in work now. */
   readonly inWork: number;
   /**
+   * Resolves once a claim that began after the call found no row while no delivery was in work:
+   * every row due then has been claimed and settled. Wakes the claim loop, so it claims at once.
+   * Resolves at once when the subscription is stopped. Used by `drainTable` of `@rowclaim/core/testing`.
+   */
+  idle(): Promise<void>;
+  /**
    * Stops claiming, waits up to `timeout` ms (default 30 s) for deliveries in work to settle,
    * then gives up the rest (their settlements fail with `CLOSED`) and releases the claimer.
    */
@@ -70,7 +97,7 @@ export interface SubscriptionSettings {
 }
 
 /** @internal the broker's implementation of {@link Subscription}. */
-export class SubscriptionRunner<P> implements Subscription {
+export class SubscriptionRunner<P, H = Headers> implements Subscription {
   readonly table: TableDefinition;
   readonly group: string | null;
   readonly stats: SubscriptionStats = {
@@ -83,7 +110,7 @@ export class SubscriptionRunner<P> implements Subscription {
     claimErrors: 0,
   };
   readonly #runtime: FormRuntime;
-  readonly #handler: Handler<P>;
+  readonly #handler: Handler<P, H>;
   readonly #settings: SubscriptionSettings;
   readonly #logger: Logger;
   readonly #signal = new WakeSignal();
@@ -91,18 +118,25 @@ export class SubscriptionRunner<P> implements Subscription {
   readonly #inWork = new Set<HeldRow>();
   readonly #deliveries = new Set<Promise<void>>();
   readonly #onStopped: () => void;
+  readonly #observer: SubscriptionObserver;
   #running = true;
   #loop: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
   #warnedRetryAfter = false;
+  /** Claims begun so far; an idle waiter counts claims begun after it. */
+  #claimCount = 0;
+  readonly #idleWaiters = new Set<{ readonly after: number; readonly resolve: () => void }>();
 
   constructor(args: {
     table: TableDefinition;
     claimer: Claimer;
-    handler: Handler<P>;
+    handler: Handler<P, H>;
     settings: SubscriptionSettings;
     logger: Logger;
     onStopped: () => void;
+    observer: SubscriptionObserver;
+    /** Lease form: the host clock and the clock-skew check. */
+    lease?: LeaseRuntimeOptions;
   }) {
     this.table = args.table;
     this.group = args.settings.group;
@@ -110,13 +144,20 @@ export class SubscriptionRunner<P> implements Subscription {
     this.#settings = args.settings;
     this.#logger = args.logger;
     this.#onStopped = args.onStopped;
+    this.#observer = args.observer;
     const claimer = args.claimer;
     switch (claimer.form) {
       case "rowLock":
         this.#runtime = new RowLockRuntime(claimer, args.table, args.logger);
         break;
       case "lease":
-        this.#runtime = new LeaseRuntime(claimer, args.table, args.logger, args.settings.extendLeases);
+        this.#runtime = new LeaseRuntime(
+          claimer,
+          args.table,
+          args.logger,
+          args.settings.extendLeases,
+          args.lease,
+        );
         break;
       case "advisory":
         this.#runtime = new AdvisoryRuntime(claimer);
@@ -139,6 +180,33 @@ export class SubscriptionRunner<P> implements Subscription {
   /** Starts the claim loop. */
   start(): void {
     this.#loop = this.#claimLoop();
+    const { events, logger } = this.#observer;
+    logger.info?.(`Table "${this.table.name}" (${this.table.form} form): subscription started.`, {
+      table: this.table.name,
+      group: this.group,
+      workers: this.workers,
+    });
+    if (events.has("subscriptionStarted"))
+      events.emit("subscriptionStarted", { table: this.table, subscription: this });
+  }
+
+  idle(): Promise<void> {
+    if (!this.#running) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#idleWaiters.add({ after: this.#claimCount, resolve });
+      this.#signal.wake();
+    });
+  }
+
+  /** Resolves the idle waiters a claim begun as number `claim` that found nothing satisfies. */
+  #foundNothing(claim: number): void {
+    if (this.#idleWaiters.size === 0 || this.#inWork.size > 0) return;
+    for (const waiter of this.#idleWaiters) {
+      if (claim > waiter.after) {
+        this.#idleWaiters.delete(waiter);
+        waiter.resolve();
+      }
+    }
   }
 
   /** Wakes the claim loop: a row may be due. */
@@ -153,6 +221,8 @@ export class SubscriptionRunner<P> implements Subscription {
 
   async #stop(timeout: number): Promise<void> {
     this.#running = false;
+    for (const waiter of this.#idleWaiters) waiter.resolve();
+    this.#idleWaiters.clear();
     this.#signal.wake();
     this.#slotFreed.wake();
     await this.#loop;
@@ -176,6 +246,13 @@ export class SubscriptionRunner<P> implements Subscription {
     }
     await this.#runtime.close();
     this.#onStopped();
+    const { events, logger } = this.#observer;
+    logger.info?.(`Table "${this.table.name}" (${this.table.form} form): subscription stopped.`, {
+      table: this.table.name,
+      group: this.group,
+    });
+    if (events.has("subscriptionStopped"))
+      events.emit("subscriptionStopped", { table: this.table, subscription: this });
   }
 
   async #claimLoop(): Promise<void> {
@@ -186,6 +263,9 @@ export class SubscriptionRunner<P> implements Subscription {
         continue;
       }
       const generation = this.#signal.generation;
+      const claimStart = performance.now();
+      this.#claimCount += 1;
+      const claim = this.#claimCount;
       let held: readonly HeldRow[];
       try {
         held = await this.#runtime.claim(Math.min(batch, workers - this.#inWork.size));
@@ -193,29 +273,43 @@ export class SubscriptionRunner<P> implements Subscription {
         this.stats.claimErrors += 1;
         this.#logger.error(
           `Table "${this.table.name}" (${this.table.form} form): a claim failed; trying again after the poll interval.`,
-          {
-            error,
-          },
+          { err: error, table: this.table.name },
         );
+        const { events } = this.#observer;
+        if (events.has("claimError"))
+          events.emit("claimError", { table: this.table, subscription: this, error });
         await this.#signal.wait(pollInterval, this.#signal.generation);
         continue;
       }
       this.stats.claimed += held.length;
+      const claimMs = performance.now() - claimStart;
+      if (held.length > 0) {
+        this.#observer.instrumentation?.claimed(this.table, held.length, claimMs);
+        this.#traceClaim(held, claimMs);
+      }
       for (const hold of held) {
         this.#inWork.add(hold);
-        const running = this.#deliver(hold).finally(() => {
+        const running = this.#deliver(hold, claimMs).finally(() => {
           this.#inWork.delete(hold);
           this.#deliveries.delete(running);
           this.#slotFreed.wake();
         });
         this.#deliveries.add(running);
       }
-      if (held.length === 0) await this.#signal.wait(pollInterval, generation);
+      if (held.length === 0) {
+        this.#foundNothing(claim);
+        await this.#signal.wait(pollInterval, generation);
+      }
     }
   }
 
-  async #deliver(hold: HeldRow): Promise<void> {
+  async #deliver(hold: HeldRow, claimMs: number): Promise<void> {
     const { row } = hold;
+    const { events, instrumentation } = this.#observer;
+    const started = performance.now();
+    if (events.has("claimed")) events.emit("claimed", { ...this.#rowFields(row), claimMs });
+    const scope: DeliveryScope | undefined = instrumentation?.startDelivery(this.table, row);
+    let handlerMs = 0;
     let settled = false;
     const settle = async (outcome: Outcome): Promise<void> => {
       if (settled) {
@@ -227,45 +321,61 @@ export class SubscriptionRunner<P> implements Subscription {
         );
       }
       settled = true;
-      if (!this.#inWork.has(hold)) {
-        throw hold.signal.reason instanceof BrokerError
-          ? hold.signal.reason
-          : new ClosedError(`Table "${this.table.name}": the broker closed; this delivery was given up.`, {
-              table: this.table.name,
-            });
-      }
-      let settlement: Settlement;
       try {
-        settlement = this.#settlementFor(outcome);
+        await this.#settle(hold, outcome);
       } catch (error) {
-        // The outcome cannot be applied (deadLetter() with no target): give the row back rather than hold it.
-        await hold.settle({ kind: "release", runAt: null }).catch(() => undefined);
-        this.stats.settleErrors += 1;
+        this.#settleFailed(hold, error);
+        scope?.end(undefined, handlerMs, error);
         throw error;
       }
-      try {
-        await hold.settle(settlement);
-      } catch (error) {
-        this.stats.settleErrors += 1;
-        throw error;
-      }
-      this.#count(settlement);
-      if (this.#freesRows(settlement)) this.#signal.wake();
+      const durationMs = performance.now() - started;
+      scope?.end(outcome.kind, handlerMs);
+      this.#traceSettled(hold, outcome, durationMs, handlerMs);
     };
-    const delivery: Delivery<P> = {
-      id: row.id,
-      payload: row.payload as P,
-      attempt: row.attempt,
-      group: row.group,
-      headers: row.headers,
-      row: row.row,
-      table: this.table,
-      form: this.table.form,
-      signal: hold.signal,
-      get leaseExpiry() {
-        return hold.leaseExpiry;
-      },
-      settle,
+
+    const transaction = async (body: TransactionBody<never>): Promise<void> => {
+      if (settled) {
+        throw new InvalidArgumentError(
+          `Table "${this.table.name}": row ${String(row.id)} was already settled.`,
+          {
+            table: this.table.name,
+          },
+        );
+      }
+      settled = true;
+      let settledBy: { outcome: Outcome; settlement: Settlement } | undefined;
+      const watched = watchWork(
+        bodyWork(body, (returned) => {
+          if (returned !== undefined && !isOutcome(returned)) {
+            throw new InvalidArgumentError(
+              `Table "${this.table.name}": the transaction body returned ${JSON.stringify(returned)}, which is not an outcome (ack(), retry(), …).`,
+              { table: this.table.name },
+            );
+          }
+          const outcome = returned ?? ack();
+          settledBy = { outcome, settlement: this.#settlementFor(outcome) };
+          return settledBy.settlement;
+        }),
+      );
+      try {
+        await this.#transact(hold, watched.work, watched.failed);
+      } catch (error) {
+        if (watched.failed() || BrokerError.is(error, "INVALID_ARGUMENT")) {
+          // The body's writes were rolled back and the row is still held: the handler may settle it.
+          settled = false;
+          throw error;
+        }
+        this.#settleFailed(hold, error);
+        scope?.end(undefined, handlerMs, error);
+        throw error;
+      }
+      const outcome = settledBy?.outcome ?? ack();
+      scope?.end(outcome.kind, handlerMs);
+      this.#traceSettled(hold, outcome, performance.now() - started, handlerMs);
+      if (settledBy !== undefined) {
+        this.#count(settledBy.settlement);
+        if (this.#freesRows(settledBy.settlement)) this.#signal.wake();
+      }
     };
 
     const { maxAttempts } = this.#settings;
@@ -273,40 +383,221 @@ export class SubscriptionRunner<P> implements Subscription {
     if (maxAttempts !== undefined && row.attempt > maxAttempts) {
       this.#logger.warn(
         `Table "${this.table.name}": row ${String(row.id)} reached attempt ${row.attempt}, past maxAttempts ${maxAttempts} (deliveries that crashed count too); moving it to the dead letter without running the handler.`,
+        { table: this.table.name, id: row.id, attempt: row.attempt },
       );
       outcome = deadLetter();
     } else {
-      try {
-        const result = await this.#handler(delivery);
-        if (settled) return;
-        if (result === undefined) outcome = ack();
-        else if (isOutcome(result)) outcome = result;
-        else
-          throw new InvalidArgumentError(
-            `the handler returned ${JSON.stringify(result)}, which is not an outcome (ack(), retry(), …)`,
+      let payload: unknown = row.payload;
+      const schema = this.table.payloadSchema;
+      let invalid: InvalidArgumentError | undefined;
+      if (schema !== undefined) {
+        try {
+          const result = await checkWithSchema(schema, payload);
+          if (result.issues === undefined) payload = result.value;
+          else
+            invalid = new InvalidArgumentError(
+              `Table "${this.table.name}": the payload of row ${String(row.id)} fails the table's payloadSchema: ${describeIssues(result.issues)}.`,
+              { table: this.table.name, cause: { issues: result.issues } },
+            );
+        } catch (error) {
+          invalid = new InvalidArgumentError(
+            `Table "${this.table.name}": the table's payloadSchema threw on row ${String(row.id)}.`,
+            { table: this.table.name, cause: error },
           );
-      } catch (error) {
-        if (settled) {
-          this.#logger.error(
-            `Table "${this.table.name}": the handler threw after it settled row ${String(row.id)}.`,
-            { error },
-          );
-          return;
         }
+      }
+      if (invalid !== undefined) {
         this.stats.failed += 1;
-        outcome = this.#failureOutcome(row.attempt);
-        this.#logger.error(
-          `Table "${this.table.name}": the handler threw on row ${String(row.id)} (attempt ${row.attempt}); ${outcome.kind === "deadLetter" ? "moving it to the dead letter" : "retrying it"}.`,
-          { error },
-        );
+        // A payload that fails the schema will fail it again: straight to the dead letter where there is one.
+        outcome = this.#settings.deadLetter !== undefined ? deadLetter() : this.#failureOutcome(row.attempt);
+        this.#failed(hold, invalid, outcome, "its payload fails the table's payloadSchema", scope);
+      } else {
+        const delivery: Delivery<P, H> = {
+          id: row.id,
+          payload: payload as P,
+          attempt: row.attempt,
+          group: row.group,
+          headers: row.headers as H,
+          row: row.row,
+          table: this.table,
+          form: this.table.form,
+          signal: hold.signal,
+          get leaseExpiry() {
+            return hold.leaseExpiry;
+          },
+          settle,
+          transaction,
+        };
+        const handlerStart = performance.now();
+        try {
+          const result = await (scope === undefined
+            ? this.#handler(delivery)
+            : scope.run(() => this.#handler(delivery)));
+          handlerMs = performance.now() - handlerStart;
+          if (settled) return;
+          if (result === undefined) outcome = ack();
+          else if (isOutcome(result)) outcome = result;
+          else
+            throw new InvalidArgumentError(
+              `the handler returned ${JSON.stringify(result)}, which is not an outcome (ack(), retry(), …)`,
+            );
+        } catch (error) {
+          handlerMs = performance.now() - handlerStart;
+          if (settled) {
+            this.#logger.error(
+              `Table "${this.table.name}": the handler threw after it settled row ${String(row.id)}.`,
+              { err: error, table: this.table.name, id: row.id },
+            );
+            return;
+          }
+          this.stats.failed += 1;
+          outcome = this.#failureOutcome(row.attempt);
+          this.#failed(hold, error, outcome, "the handler threw", scope);
+        }
       }
     }
     if (settled) return;
     try {
       await settle(outcome);
     } catch (error) {
-      this.#logger.error(`Table "${this.table.name}": settling row ${String(row.id)} failed.`, { error });
+      this.#logger.error(`Table "${this.table.name}": settling row ${String(row.id)} failed.`, {
+        err: error,
+        table: this.table.name,
+        id: row.id,
+        outcome: outcome.kind,
+      });
     }
+  }
+
+  /** Applies an outcome to a held row; counts it and wakes the claim loop where it frees rows. */
+  async #settle(hold: HeldRow, outcome: Outcome): Promise<void> {
+    if (!this.#inWork.has(hold)) {
+      throw hold.signal.reason instanceof BrokerError
+        ? hold.signal.reason
+        : new ClosedError(`Table "${this.table.name}": the broker closed; this delivery was given up.`, {
+            table: this.table.name,
+          });
+    }
+    let settlement: Settlement;
+    try {
+      settlement = this.#settlementFor(outcome);
+    } catch (error) {
+      // The outcome cannot be applied (deadLetter() with no target): give the row back rather than hold it.
+      await hold.settle({ kind: "release", runAt: null }).catch(() => undefined);
+      this.stats.settleErrors += 1;
+      throw error;
+    }
+    try {
+      await hold.settle(settlement);
+    } catch (error) {
+      this.stats.settleErrors += 1;
+      throw error;
+    }
+    this.#count(settlement);
+    if (this.#freesRows(settlement)) this.#signal.wake();
+  }
+
+  /** Runs a transactional handler's work and its settlement in one transaction, by the hold's form. */
+  async #transact(hold: HeldRow, work: TransactionWork, bodyFailed: () => boolean): Promise<void> {
+    if (!this.#inWork.has(hold)) {
+      throw hold.signal.reason instanceof BrokerError
+        ? hold.signal.reason
+        : new ClosedError(`Table "${this.table.name}": the broker closed; this delivery was given up.`, {
+            table: this.table.name,
+          });
+    }
+    if (hold.transaction === undefined) {
+      throw new UnsupportedFormError(
+        `Table "${this.table.name}" (${this.table.form} form): the handler called delivery.transaction(), but this driver offers no transactional handlers in this form (capabilities.transactionalHandlers). Settle with the handler's return value instead, or use a driver that offers them.`,
+        { table: this.table.name },
+      );
+    }
+    try {
+      await hold.transaction(work);
+    } catch (error) {
+      if (!bodyFailed()) this.stats.settleErrors += 1;
+      throw error;
+    }
+  }
+
+  /** The fields every row event carries. */
+  #rowFields(row: HeldRow["row"]): {
+    table: TableDefinition;
+    subscription: Subscription;
+    id: RowId;
+    attempt: number;
+    group: string | null;
+  } {
+    return { table: this.table, subscription: this, id: row.id, attempt: row.attempt, group: row.group };
+  }
+
+  /** Logs a failed delivery (with `err`) and emits `failed`. */
+  #failed(
+    hold: HeldRow,
+    error: unknown,
+    outcome: Outcome,
+    what: string,
+    scope: DeliveryScope | undefined,
+  ): void {
+    scope?.failed(error);
+    const { row } = hold;
+    const next = outcome.kind === "deadLetter" ? "deadLetter" : "retry";
+    const details: Record<string, unknown> = {
+      err: error,
+      table: this.table.name,
+      id: row.id,
+      attempt: row.attempt,
+      next,
+    };
+    const issues = BrokerError.is(error, "INVALID_ARGUMENT")
+      ? (error.cause as { issues?: unknown } | undefined)?.issues
+      : undefined;
+    if (issues !== undefined) details.issues = issues;
+    this.#logger.error(
+      `Table "${this.table.name}": ${what} on row ${String(row.id)} (attempt ${row.attempt}); ${next === "deadLetter" ? "moving it to the dead letter" : "retrying it"}.`,
+      details,
+    );
+    const { events } = this.#observer;
+    if (events.has("failed")) events.emit("failed", { ...this.#rowFields(row), error, next });
+  }
+
+  /** Emits `leaseLost` or `settleError` for a settlement that failed. */
+  #settleFailed(hold: HeldRow, error: unknown): void {
+    const { events } = this.#observer;
+    if (BrokerError.is(error, "LEASE_LOST")) {
+      if (events.has("leaseLost")) events.emit("leaseLost", { ...this.#rowFields(hold.row), error });
+    } else if (events.has("settleError")) {
+      events.emit("settleError", { ...this.#rowFields(hold.row), error });
+    }
+  }
+
+  /** Debug trace of a claim. */
+  #traceClaim(held: readonly HeldRow[], claimMs: number): void {
+    const { logger } = this.#observer;
+    if (logger.debug === undefined || !logger.isDebugEnabled()) return;
+    logger.debug(`Table "${this.table.name}" (${this.table.form} form): claimed ${held.length} row(s).`, {
+      table: this.table.name,
+      ids: held.map((hold) => hold.row.id),
+      claimMs,
+    });
+  }
+
+  /** Debug trace and `settled` event of a settlement. */
+  #traceSettled(hold: HeldRow, outcome: Outcome, durationMs: number, handlerMs: number): void {
+    const { events, logger } = this.#observer;
+    const { row } = hold;
+    if (logger.debug !== undefined && logger.isDebugEnabled()) {
+      logger.debug(`Table "${this.table.name}": row ${String(row.id)} settled by ${outcome.kind}.`, {
+        table: this.table.name,
+        id: row.id,
+        attempt: row.attempt,
+        outcome: outcome.kind,
+        durationMs,
+        handlerMs,
+      });
+    }
+    if (events.has("settled"))
+      events.emit("settled", { ...this.#rowFields(row), outcome: outcome.kind, durationMs, handlerMs });
   }
 
   /**

@@ -6,6 +6,9 @@
  * @module
  */
 import { DeclarationError } from "./errors.js";
+import { describeValue, tableDescriptionKeys, unknownKey } from "./options-check.js";
+import type { Headers } from "./rows.js";
+import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";
 
 /** The three ways to claim a row. */
 export type ClaimFormName = "rowLock" | "lease" | "advisory";
@@ -65,8 +68,13 @@ export type ColumnRole = keyof TableColumns;
 /** Where a dead row goes: another group of the same table, or another table with the same columns. */
 export type DeadLetterTarget = { readonly group: string } | { readonly table: string };
 
-/** What a service writes to describe a queue table. Validated by {@link defineTable}. */
-export interface TableDescription {
+/**
+ * What a service writes to describe a queue table. Validated by {@link defineTable}.
+ *
+ * @typeParam Extra the names of {@link TableDescription.extraColumns}; `publish`'s `values` may
+ * name only these.
+ */
+export interface TableDescription<Extra extends string = string> {
   /** The table's name, as the database knows it. Quoted by the driver, never spliced. */
   readonly name: string;
   /** The schema (PostgreSQL) or database (MySQL) the table lives in; the connection's default when absent. */
@@ -77,9 +85,16 @@ export interface TableDescription {
    * Other columns the table has that advisory keys may name and `publish` may fill
    * (`publish(table, payload, { values: { account: 7 } })`).
    */
-  readonly extraColumns?: readonly string[];
+  readonly extraColumns?: readonly Extra[];
   /** How the payload column holds the body. Default `"json"`. */
   readonly payloadType?: PayloadType;
+  /**
+   * A schema in the Standard Schema form (zod, valibot, arktype …) that every payload must
+   * pass: `publish` refuses a payload that fails it with `INVALID_ARGUMENT` naming the path, and
+   * a claimed row whose payload fails it is dead-lettered (retried where the table has no dead
+   * letter) with the issues in the log. The table's payload type is the schema's output type.
+   */
+  readonly payloadSchema?: StandardSchemaV1;
   /**
    * Selects the advisory lock form: a key template whose `{placeholders}` each name a column,
    * for example `"accounts-{account}"`. Rows whose keys match run one at a time.
@@ -110,8 +125,37 @@ export interface KeyTemplate {
   readonly parts: readonly KeyPart[];
 }
 
-/** A validated, frozen table description. Drivers build every statement from this. */
-export interface TableDefinition {
+/**
+ * The types a table carries, for the compiler only: no value of this type exists at run time.
+ * Each is a method parameter so that a table of any payload type is still a `TableDefinition`
+ * (drivers and helpers take tables of every type), while `publish`, `subscribe` and an explicit
+ * `subscribe<T>()` are checked against the table's own types.
+ */
+export interface TableTypes<Payload, Head, Extra extends string, Input> {
+  /** The payload a handler receives. */
+  payload(value: Payload): void;
+  /** The headers map. */
+  headers(value: Head): void;
+  /** The extra column names `values` may fill. */
+  extra(value: Extra): void;
+  /** What `publish` takes (the schema's input type; the payload type otherwise). */
+  input(value: Input): void;
+}
+
+/**
+ * A validated, frozen table description. Drivers build every statement from this.
+ *
+ * @typeParam Payload what handlers receive (`unknown` for a JSON table described without a type).
+ * @typeParam Head the headers map.
+ * @typeParam Extra the extra column names `publish`'s `values` may fill.
+ * @typeParam Input what `publish` takes (differs from `Payload` only with a transforming schema).
+ */
+export interface TableDefinition<
+  Payload = unknown,
+  Head = Headers,
+  Extra extends string = string,
+  Input = Payload,
+> {
   /** The table's name. */
   readonly name: string;
   /** The schema or database the table lives in, if named. */
@@ -140,9 +184,70 @@ export interface TableDefinition {
   readonly maxAttempts: number | undefined;
   /** Where dead rows go, if anywhere. */
   readonly deadLetter: DeadLetterTarget | undefined;
+  /** The Standard Schema payloads are checked with, if the description gives one. */
+  readonly payloadSchema: StandardSchemaV1 | undefined;
   /** The description as given. */
   readonly description: TableDescription;
+  /** Type-only (never set): the types this table carries. See {@link TableTypes}. */
+  readonly "~types"?: TableTypes<Payload, Head, Extra, Input> | undefined;
 }
+
+/** The payload type of a table. */
+export type PayloadOf<Table> =
+  Table extends TableDefinition<infer Payload, infer _H, infer _E, infer _I> ? Payload : never;
+
+/**
+ * What `publish` takes for a table: its input type. A JSON table described without a type
+ * takes `unknown`, as before tables were typed (the run-time check refuses what JSON cannot hold
+ * unchanged); type the table, or give it a `payloadSchema`, to have payloads checked by the
+ * compiler. {@link JsonInput} is the type to use for a table of plain JSON values.
+ */
+export type PublishPayloadOf<Table> =
+  Table extends TableDefinition<infer _P, infer _H, infer _E, infer Input> ? Input : never;
+
+/** The headers type of a table. */
+export type HeadersOf<Table> =
+  Table extends TableDefinition<infer _P, infer Head, infer _E, infer _I> ? Head : never;
+
+/** The extra column names of a table. */
+export type ExtraColumnsOf<Table> =
+  Table extends TableDefinition<infer _P, infer _H, infer Extra, infer _I> ? Extra : never;
+
+/**
+ * What an untyped JSON table takes at compile time: a string, number, boolean, `null`, an array
+ * or an object; never a function, `undefined`, a symbol or a bigint. (`publish` also refuses at
+ * run time what JSON would change: `NaN`, `Infinity`, a `Map`, a `Set`, an `undefined` inside.)
+ */
+export type JsonInput =
+  | string
+  | number
+  | boolean
+  | null
+  | (object & { readonly call?: never; readonly apply?: never; readonly bind?: never })
+  | { readonly [key: string]: unknown };
+
+/** The payload type a description gives: its schema's output, `string` for text, `Uint8Array` for bytes. */
+export type DescribedPayload<D> = D extends {
+  readonly payloadSchema: StandardSchemaV1<infer _I, infer Output>;
+}
+  ? Output
+  : D extends { readonly payloadType: "text" }
+    ? string
+    : D extends { readonly payloadType: "bytes" }
+      ? Uint8Array
+      : unknown;
+
+/** What `publish` takes for a description: its schema's input, or the payload type. */
+export type DescribedInput<D> = D extends { readonly payloadSchema: StandardSchemaV1<infer Input, infer _O> }
+  ? Input
+  : DescribedPayload<D>;
+
+/** The extra column names a description lists. */
+export type DescribedExtra<D> = "extraColumns" extends keyof D
+  ? D extends { readonly extraColumns?: readonly (infer Extra extends string)[] | undefined }
+    ? Extra
+    : string
+  : never;
 
 const roleOrder: readonly ColumnRole[] = [
   "id",
@@ -160,6 +265,17 @@ const roleOrder: readonly ColumnRole[] = [
 export const DEFAULT_LEASE_SECONDS = 30;
 
 /**
+ * The longest lease a description may set, in seconds: 4,294,967 s (about 49.7 days). The
+ * subscription extends every lease each half lease with a Node timer, and Node's timers hold at
+ * most 2^31 − 1 ms (a longer interval is clamped to 1 ms, which would extend leases in a busy
+ * loop); half of this lease, in milliseconds, is the largest whole-second value that fits. Every
+ * column type the drivers accept for `lockedUntil` holds now + this lease exactly (PostgreSQL
+ * `timestamptz` to the year 294276, MySQL `DATETIME` to 9999 and `TIMESTAMP` to 2038-01-19,
+ * SQLite epoch milliseconds), and a JavaScript `Date` holds it too.
+ */
+export const MAX_LEASE_SECONDS = Math.floor((2 ** 31 - 1) / 500);
+
+/**
  * Validates a table description and returns its frozen definition.
  *
  * @throws {DeclarationError} when the description cannot work: both `lockedUntil` and
@@ -168,13 +284,32 @@ export const DEFAULT_LEASE_SECONDS = 30;
  * or either without an `attempt` column; a lease under one second; an unknown isolation level
  * or mode; a column named for two roles.
  *
+ * The table carries its types to `publish` and `subscribe`: give the payload type as a type
+ * argument (`defineTable<Email>({ … })`, with the headers type and the extra column names as
+ * further arguments), or give a `payloadSchema` and the types are inferred from it. Without
+ * either, a JSON table takes any JSON value and hands handlers `unknown`.
+ *
  * @example
- * const jobs = defineTable({
+ * interface Email { to: string }
+ * const jobs = defineTable<Email>({
  *   name: "jobs",
  *   columns: { id: "id", payload: "payload", attempt: "attempt", runAt: "run_at", lockedUntil: "locked_until" },
  *   lease: 10,
  * });
  */
+export function defineTable<const D extends TableDescription>(
+  description: D,
+): TableDefinition<DescribedPayload<D>, Headers, DescribedExtra<D>, DescribedInput<D>>;
+/**
+ * Validates a table description whose payload type (and headers type, and extra column names)
+ * are given as type arguments, and returns its frozen definition.
+ *
+ * @example
+ * const emails = defineTable<Email, Headers, "account">({ name: "emails", columns, extraColumns: ["account"] });
+ */
+export function defineTable<Payload, Head extends Headers = Headers, Extra extends string = never>(
+  description: TableDescription<NoInfer<Extra>>,
+): TableDefinition<Payload, Head, Extra>;
 export function defineTable(description: TableDescription): TableDefinition {
   if (typeof description !== "object" || description === null) {
     throw new DeclarationError(
@@ -188,6 +323,8 @@ export function defineTable(description: TableDescription): TableDefinition {
   const fail = (problem: string, fix: string): never => {
     throw new DeclarationError(`Table "${name}": ${problem}. ${fix}`, { table: name });
   };
+  const unknown = unknownKey(description, tableDescriptionKeys);
+  if (unknown !== undefined) fail(`the description has an unknown key \`${unknown.key}\``, unknown.advice);
   if (
     description.schema !== undefined &&
     (typeof description.schema !== "string" || description.schema === "")
@@ -291,9 +428,18 @@ export function defineTable(description: TableDescription): TableDefinition {
     }
     const lease = description.lease;
     if (typeof lease !== "number" || !Number.isFinite(lease)) {
-      fail("`lease` must be a number of seconds", "Set lease to a whole number of seconds, at least 1.");
+      fail(
+        `\`lease\` must be a number of seconds, got ${describeValue(lease)}`,
+        "Set lease to a whole number of seconds, at least 1.",
+      );
     }
     if (lease < 1) fail(`the lease of ${lease} s is under one second`, "Set lease to at least 1 (seconds).");
+    if (Math.ceil(lease) > MAX_LEASE_SECONDS) {
+      fail(
+        `the lease of ${lease} s is longer than the longest lease, ${MAX_LEASE_SECONDS} s (about 49 days)`,
+        `Set lease to at most ${MAX_LEASE_SECONDS}: the subscription extends each lease every half lease with a timer, and Node's timers hold at most 2^31 − 1 ms. A handler may run longer than its lease anyway, since the lease is extended while it runs.`,
+      );
+    }
     leaseSeconds = Math.ceil(lease);
   }
 
@@ -305,6 +451,14 @@ export function defineTable(description: TableDescription): TableDefinition {
   }
   if (description.mode !== undefined && !transactionModes.includes(description.mode)) {
     fail(`mode "${String(description.mode)}" is unknown`, `Use one of ${transactionModes.join(", ")}.`);
+  }
+
+  const payloadSchema = description.payloadSchema;
+  if (payloadSchema !== undefined && !isStandardSchema(payloadSchema)) {
+    fail(
+      "`payloadSchema` is not a Standard Schema (version 1)",
+      "Give a zod, valibot or arktype schema, or any object with a `~standard` property of version 1.",
+    );
   }
 
   const retirement = validateRetirement(
@@ -333,6 +487,7 @@ export function defineTable(description: TableDescription): TableDefinition {
     mode: description.mode,
     maxAttempts: retirement.maxAttempts,
     deadLetter: retirement.deadLetter,
+    payloadSchema,
     description,
   });
 }

@@ -19,7 +19,9 @@ import type {
   ClaimRequest,
   RowId,
   Settlement,
+  TransactionWork,
 } from "@rowclaim/core";
+import { LeaseLostError } from "@rowclaim/core";
 import { toClaimedRow } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import { type ConnectionLike, letGo, matchedRows, run, selectRows } from "./client.js";
@@ -27,6 +29,7 @@ import { classifyError, normalizeError } from "./normalize-error.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import { lockSql, type SettlementStatements } from "./sql.js";
+import { advisoryTransaction } from "./transactional.js";
 
 /** The advisory token: the connection holding the lock and the lock name (which `key` also holds). */
 export interface MysqlAdvisoryToken extends AdvisoryToken {
@@ -46,7 +49,11 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
 
   constructor(context: ClaimerContext) {
     this.#context = context;
-    this.#settlements = context.statements.settlements({ countAttempt: false, tokenGuard: false });
+    this.#settlements = context.statements.settlements({
+      countAttempt: false,
+      tokenGuard: false,
+      unfinishedGuard: true,
+    });
   }
 
   async claim({ limit, now }: ClaimRequest): Promise<readonly Claimed<MysqlAdvisoryToken>[]> {
@@ -120,8 +127,16 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
   }
 
   async settle(token: MysqlAdvisoryToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
+    let matched: number;
     try {
-      await applySettlement(token.connection, this.#settlements, settlement, row.id, undefined, "autocommit");
+      matched = await applySettlement(
+        token.connection,
+        this.#settlements,
+        settlement,
+        row.id,
+        undefined,
+        "autocommit",
+      );
     } catch (error) {
       // The lock goes with the session: close it rather than leave the key held.
       letGo(token.connection, true);
@@ -131,10 +146,24 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
       });
     }
     await unlock(token.connection, token.lockName);
+    if (matched === 0) {
+      throw new LeaseLostError(
+        `Table "${this.#context.table.name}" (advisory lock form): the ${settlement.kind} settlement of row ${String(row.id)} found the row gone or finished while its lock "${token.lockName}" was held (deleted or settled by hand?); it changed nothing.`,
+        { table: this.#context.table.name },
+      );
+    }
   }
 
   release(token: MysqlAdvisoryToken): Promise<void> {
     return unlock(token.connection, token.lockName);
+  }
+
+  /** Transactional handlers: the body and its settlement in one transaction on the lock's session (`src/transactional.ts`). */
+  transaction(token: MysqlAdvisoryToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
+    const { table } = this.#context;
+    return advisoryTransaction(token.connection, this.#settlements, table, row.id, token.key, work, () =>
+      unlock(token.connection, token.lockName),
+    );
   }
 
   async close(): Promise<void> {}

@@ -17,16 +17,18 @@ import {
   type LeaseToken,
   type RowId,
   type Settlement,
+  type TransactionWork,
 } from "@rowclaim/core";
 import { toClaimedRow } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import { letGo, matchedRows, run, selectRows } from "./client.js";
-import { leaseFifoHead } from "./fifo.js";
+import { fifoGuardRelease, LEASE_GUARD_WAIT_SECONDS, leaseFifoHead, takeFifoGuard } from "./fifo.js";
 import { classifyError, normalizeError } from "./normalize-error.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import type { SettlementStatements } from "./sql.js";
-import { beginAt, commitAndRelease, rollbackAndRelease } from "./transaction.js";
+import { beginAt, commitAndRelease, rollbackAndRelease, type SessionLockRelease } from "./transaction.js";
+import { leaseTransaction } from "./transactional.js";
 
 /** The lease claimer of one subscription. */
 export class MysqlLeaseClaimer implements LeaseClaimer {
@@ -46,10 +48,17 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
   async #claimOnce({ limit, now, expiry }: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
     const { pool, table, statements } = this.#context;
     const connection = await pool.getConnection();
+    let guard: SessionLockRelease | undefined;
     try {
       await beginAt(connection, table.isolation ?? "read committed");
       let ids: unknown[];
       if (table.fifo) {
+        // The group's guard, held only while this claim commits: another claim of the group waits.
+        if (!(await takeFifoGuard(connection, statements, LEASE_GUARD_WAIT_SECONDS))) {
+          await commitAndRelease(connection);
+          return [];
+        }
+        guard = fifoGuardRelease(statements);
         const head = await leaseFifoHead(connection, statements, now);
         ids = head === null ? [] : [head];
       } else {
@@ -57,18 +66,18 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
         ids = (await selectRows(connection, select.sql, select.values)).map((row) => row[0]);
       }
       if (ids.length === 0) {
-        await commitAndRelease(connection);
+        await commitAndRelease(connection, guard);
         return [];
       }
       const take = statements.leaseTake(ids, expiry);
       await run(connection, take.sql, take.values);
       const read = statements.readRows(ids);
       const rows = await selectRows(connection, read.sql, read.values);
-      await commitAndRelease(connection);
+      await commitAndRelease(connection, guard);
       const token: LeaseToken = Object.freeze({ form: "lease", expiry });
       return rows.map((values) => ({ row: toClaimedRow(table, values, 1), token }));
     } catch (error) {
-      await rollbackAndRelease(connection, error).catch(() => undefined);
+      await rollbackAndRelease(connection, error, guard).catch(() => undefined);
       throw normalizeError(error, { table: table.name, operation: "lease claim" });
     }
   }
@@ -130,6 +139,12 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
         { table: table.name },
       );
     }
+  }
+
+  /** Transactional handlers: the body and the fenced settlement in one transaction (`src/transactional.ts`). */
+  transaction(id: RowId, work: TransactionWork, fence: () => Promise<LeaseToken>): Promise<void> {
+    const { pool, table } = this.#context;
+    return leaseTransaction(pool, this.#settlements, table, id, work, fence);
   }
 
   async close(): Promise<void> {}

@@ -6,42 +6,67 @@
 import {
   type Claimer,
   ClosedError,
+  checkPoolSize,
   DeclarationError,
+  type DetectedCapabilities,
   type Driver,
   type DriverCapabilities,
   type DriverPublishOptions,
   driverCapabilities,
   isolationLevels,
   type OpenOptions,
+  type ProbeName,
   type PublishRow,
   type RowId,
   type TableDefinition,
 } from "@rowclaim/core";
+import type { PoolConnection } from "mysql2/promise";
 import { MysqlAdvisoryClaimer } from "./advisory.js";
+import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolConnectionLimit } from "./bounded-pool.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import type { PoolLike } from "./client.js";
 import { MysqlLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { createOwnPool } from "./own-pool.js";
+import { MysqlProbes } from "./probe.js";
 import { publishClient, publishRows } from "./publish.js";
 import { MysqlRowLockClaimer } from "./row-lock.js";
 import { checkSchema } from "./schema-check.js";
 import { readServerInfo, type ServerInfo } from "./server-info.js";
 import { createTableSql, TableStatements } from "./sql.js";
-import { assertFloor } from "./version.js";
+import { assertFloor, parseServerVersion } from "./version.js";
 
 /**
  * How the driver reaches the server: a `mysql2/promise` pool you own (never ended by the
  * driver; make it with `timezone: "Z"`, see the README), or a URL for a pool the driver makes
  * and ends on `close()`.
  */
-export type MysqlDriverOptions =
+export type MysqlDriverOptions = (
   | { readonly pool: PoolLike }
   | {
       readonly url: string;
       /** Connections in the driver's pool (mysql2's default 10). Each delivery in work may hold one: see the README. */
       readonly connectionLimit?: number;
-    };
+    }
+) & {
+  /**
+   * Takes the server for this `VERSION()` text (`"8.0.0"`, `"10.5.27-MariaDB"`) instead of the
+   * one it reports: the version floor is checked against it. For tests of the floor (the
+   * conformance suite's `SERVER_TOO_OLD` test); leave it unset otherwise.
+   */
+  readonly assumeServerVersion?: string;
+  /**
+   * Startup probes to skip, for users who know their setup better (`src/probe.ts`, the README's
+   * "Where it runs"): `"multiMaster"`, `"advisoryLock"`, `"skipLocked"`. Default: none.
+   */
+  readonly skipProbes?: readonly ProbeName[];
+  /**
+   * How long any wait for a connection from the pool may last, in milliseconds, before it ends
+   * in a `ConnectionTimeoutError` (code `CONNECTION_TIMEOUT`) instead of waiting for ever
+   * (mysql2's pool has no bound of its own). Default 30,000.
+   */
+  readonly acquireTimeoutMs?: number;
+};
 
 /** What the MySQL driver offers: every form, FIFO in the row lock and lease forms, every isolation level. */
 export const mysqlCapabilities: DriverCapabilities = driverCapabilities({
@@ -51,6 +76,7 @@ export const mysqlCapabilities: DriverCapabilities = driverCapabilities({
   advisoryScope: "database",
   crossProcessWake: false,
   transactionalPublish: true,
+  transactionalHandlers: ["rowLock", "lease", "advisory"],
 });
 
 /** The MySQL/MariaDB driver, as {@link createMysqlDriver} returns it. */
@@ -60,7 +86,18 @@ export class MysqlDriver implements Driver {
   readonly capabilities = mysqlCapabilities;
   /** The pool the driver runs on. */
   readonly pool: PoolLike;
+  /**
+   * Type only: transactional handler bodies (`delivery.transaction(async (client) => …)`) receive
+   * the mysql2/promise `PoolConnection` of the transaction.
+   */
+  declare readonly "~transactionClient"?: PoolConnection;
   readonly #ownsPool: boolean;
+  /** The pool every statement of the driver goes through: {@link MysqlDriver.pool} with bounded waits. */
+  readonly #bounded: PoolLike;
+  /** Connections the open subscriptions need together, for the pool-size warning. */
+  #connectionsInUse = 0;
+  readonly #assumeServerVersion: string | undefined;
+  readonly #probes: MysqlProbes;
   #server: Promise<ServerInfo> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -85,12 +122,34 @@ export class MysqlDriver implements Driver {
       this.pool = createOwnPool(options.url, options.connectionLimit);
       this.#ownsPool = true;
     }
+    const acquireTimeoutMs = options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
+    if (typeof acquireTimeoutMs !== "number" || !Number.isFinite(acquireTimeoutMs) || acquireTimeoutMs < 1) {
+      throw new DeclarationError(
+        `createMysqlDriver(): acquireTimeoutMs must be a number of milliseconds of at least 1, got ${String(acquireTimeoutMs)}.`,
+      );
+    }
+    this.#bounded = new BoundedPool(this.pool, acquireTimeoutMs);
+    this.#assumeServerVersion = options.assumeServerVersion;
+    this.#probes = new MysqlProbes(this.#bounded, options.skipProbes);
+  }
+
+  /** What the driver's startup probes found so far (`src/probe.ts`). */
+  detected(): DetectedCapabilities {
+    return this.#probes.detected();
+  }
+
+  /** The server's clock (`NOW(3)`), for the broker's clock-skew check of lease tables. */
+  databaseTime(): Promise<Date> {
+    return this.#probes.databaseTime();
   }
 
   /** The server's family, version and auto-increment step, read once. */
   serverInfo(): Promise<ServerInfo> {
     if (this.#server === undefined) {
-      const reading = readServerInfo(this.pool);
+      const assumed = this.#assumeServerVersion;
+      const reading = readServerInfo(this.#bounded).then((info) =>
+        assumed === undefined ? info : Object.freeze({ ...info, version: parseServerVersion(assumed) }),
+      );
       this.#server = reading;
       reading.catch(() => {
         if (this.#server === reading) this.#server = undefined;
@@ -99,8 +158,38 @@ export class MysqlDriver implements Driver {
     return this.#server;
   }
 
+  /**
+   * Opens a subscription's claimer: refuses a pool smaller than the form needs (its
+   * `connectionLimit` against the subscription's workers), then checks the server and the table.
+   * Every failure is a rowclaim error.
+   */
   async open(table: TableDefinition, options: OpenOptions): Promise<Claimer> {
     this.#assertOpen(table);
+    const needed = checkPoolSize(
+      table,
+      poolConnectionLimit(this.pool),
+      options.workers ?? 1,
+      this.#connectionsInUse,
+      options.logger,
+    );
+    let claimer: Claimer;
+    try {
+      claimer = await this.#openChecked(table, options);
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation: `${table.form} open` });
+    }
+    this.#connectionsInUse += needed;
+    const close = claimer.close.bind(claimer);
+    let counted = true;
+    claimer.close = async () => {
+      if (counted) this.#connectionsInUse -= needed;
+      counted = false;
+      await close();
+    };
+    return claimer;
+  }
+
+  async #openChecked(table: TableDefinition, options: OpenOptions): Promise<Claimer> {
     const server = await this.serverInfo();
     assertFloor(server.version, table.name);
     if (table.form === "rowLock" && table.fifo && table.isolation === "serializable") {
@@ -110,7 +199,7 @@ export class MysqlDriver implements Driver {
       );
     }
     const statements = new TableStatements(table, options.group);
-    const context: ClaimerContext = { pool: this.pool, table, statements, logger: options.logger };
+    const context: ClaimerContext = { pool: this.#bounded, table, statements, logger: options.logger };
     const now = new Date();
     const claimStatement =
       table.form === "rowLock"
@@ -125,7 +214,7 @@ export class MysqlDriver implements Driver {
         ? undefined
         : statements.settlements({ countAttempt: false, tokenGuard: false }).moveToTable(dead, 0).insert.sql;
     try {
-      await checkSchema(this.pool, table, claimStatement, deadStatement);
+      await checkSchema(this.#bounded, table, claimStatement, deadStatement);
     } catch (error) {
       throw normalizeError(error, {
         table: table.name,
@@ -133,6 +222,7 @@ export class MysqlDriver implements Driver {
         statement: claimStatement,
       });
     }
+    await this.#probes.check(table);
     switch (table.form) {
       case "rowLock":
         return new MysqlRowLockClaimer(context);
@@ -149,8 +239,14 @@ export class MysqlDriver implements Driver {
     options: DriverPublishOptions,
   ): Promise<readonly RowId[]> {
     this.#assertOpen(table);
-    const client = options.client === undefined ? this.pool : publishClient(options.client, table);
-    return publishRows(client, await this.serverInfo(), table, rows);
+    const client = options.client === undefined ? this.#bounded : publishClient(options.client, table);
+    let server: ServerInfo;
+    try {
+      server = await this.serverInfo();
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation: "publish" });
+    }
+    return publishRows(client, server, table, rows);
   }
 
   schemaSql(table: TableDefinition): string {

@@ -4,7 +4,14 @@
  *
  * @module
  */
-import { type BrokerErrorCode, InvalidArgumentError, SchemaError } from "@rowclaim/core";
+import {
+  BrokerError,
+  type BrokerErrorCode,
+  ConnectionLostError,
+  ConstraintError,
+  InvalidArgumentError,
+  SchemaError,
+} from "@rowclaim/core";
 
 /** What the driver does about a native error. */
 export interface ErrorClass {
@@ -37,8 +44,31 @@ export const errnoClasses: Readonly<Record<number, ErrorClass>> = Object.freeze(
   1051: { ...plain, code: "SCHEMA" },
   /** ER_WRONG_VALUE_COUNT_ON_ROW (dead-letter table with other columns) */
   1136: { ...plain, code: "SCHEMA" },
-  /** ER_BAD_NULL_ERROR */
-  1048: { ...plain, code: "INVALID_ARGUMENT" },
+  /** ER_BAD_NULL_ERROR (a NOT NULL constraint) */
+  1048: { ...plain, code: "CONSTRAINT" },
+  /** ER_DUP_ENTRY (a unique index) */
+  1062: { ...plain, code: "CONSTRAINT" },
+  /** ER_DUP_ENTRY_WITH_KEY_NAME */
+  1586: { ...plain, code: "CONSTRAINT" },
+  /** ER_ROW_IS_REFERENCED, ER_NO_REFERENCED_ROW (foreign keys, old errnos) */
+  1216: { ...plain, code: "CONSTRAINT" },
+  1217: { ...plain, code: "CONSTRAINT" },
+  /** ER_ROW_IS_REFERENCED_2 (a foreign key from another table points at the row) */
+  1451: { ...plain, code: "CONSTRAINT" },
+  /** ER_NO_REFERENCED_ROW_2 (a foreign key names no row) */
+  1452: { ...plain, code: "CONSTRAINT" },
+  /** ER_CHECK_CONSTRAINT_VIOLATED (MySQL 8.0.16+) */
+  3819: { ...plain, code: "CONSTRAINT" },
+  /** ER_NET_PACKET_TOO_LARGE: the statement is over max_allowed_packet; the server closes the session. */
+  1153: { ...plain, code: "INVALID_ARGUMENT", connectionLost: true },
+  /** ER_WARN_ALLOWED_PACKET_OVERFLOWED (a value built past max_allowed_packet) */
+  1301: { ...plain, code: "INVALID_ARGUMENT" },
+  /** ER_TRUNCATED_WRONG_VALUE (an incorrect DATETIME, for example a runAt past the year 9999) */
+  1292: { ...plain, code: "INVALID_ARGUMENT" },
+  /** ER_DATA_OUT_OF_RANGE */
+  1690: { ...plain, code: "INVALID_ARGUMENT" },
+  /** ER_DATETIME_FUNCTION_OVERFLOW */
+  1441: { ...plain, code: "INVALID_ARGUMENT" },
   /** ER_DATA_TOO_LONG */
   1406: { ...plain, code: "INVALID_ARGUMENT" },
   /** ER_TRUNCATED_WRONG_VALUE_FOR_FIELD (for example a string that is not valid in the column's charset) */
@@ -56,16 +86,20 @@ export const errnoClasses: Readonly<Record<number, ErrorClass>> = Object.freeze(
   /** ER_LOCK_NOWAIT (MySQL 8) */
   3572: { ...plain, lockNotAvailable: true },
   /** ER_QUERY_INTERRUPTED / ER_CONNECTION_KILLED */
-  1317: { ...plain, connectionLost: true },
-  1927: { ...plain, connectionLost: true },
+  1317: { ...plain, code: "CONNECTION_LOST", connectionLost: true },
+  1927: { ...plain, code: "CONNECTION_LOST", connectionLost: true },
   /** ER_SERVER_SHUTDOWN */
-  1053: { ...plain, connectionLost: true },
+  1053: { ...plain, code: "CONNECTION_LOST", connectionLost: true },
   /** CR_SERVER_GONE_ERROR, CR_SERVER_LOST */
-  2006: { ...plain, connectionLost: true },
-  2013: { ...plain, connectionLost: true },
+  2006: { ...plain, code: "CONNECTION_LOST", connectionLost: true },
+  2013: { ...plain, code: "CONNECTION_LOST", connectionLost: true },
+  /** ER_CON_COUNT_ERROR (too many connections) */
+  1040: { ...plain, code: "CONNECTION_LOST", connectionLost: true },
   /** ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8: idle session closed) */
-  4031: { ...plain, connectionLost: true },
+  4031: { ...plain, code: "CONNECTION_LOST", connectionLost: true },
 });
+
+const lost: ErrorClass = Object.freeze({ ...plain, code: "CONNECTION_LOST", connectionLost: true });
 
 const lostCodes = new Set([
   "PROTOCOL_CONNECTION_LOST",
@@ -74,16 +108,25 @@ const lostCodes = new Set([
   "ECONNREFUSED",
   "ETIMEDOUT",
   "PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR",
+  "PROTOCOL_SEQUENCE_TIMEOUT",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
 ]);
 
 /** How the driver treats `error`. */
 export function classifyError(error: unknown): ErrorClass {
-  if (typeof error !== "object" || error === null) return plain;
-  const { errno, code, fatal } = error as { errno?: unknown; code?: unknown; fatal?: unknown };
+  if (typeof error !== "object" || error === null || BrokerError.is(error)) return plain;
+  const { errno, code, fatal, message } = error as {
+    errno?: unknown;
+    code?: unknown;
+    fatal?: unknown;
+    message?: unknown;
+  };
   const known = typeof errno === "number" ? errnoClasses[errno] : undefined;
   if (known !== undefined) return known;
-  if ((typeof code === "string" && lostCodes.has(code)) || fatal === true)
-    return { ...plain, connectionLost: true };
+  if ((typeof code === "string" && lostCodes.has(code)) || fatal === true) return lost;
+  if (typeof message === "string" && /in closed state|connection lost|server has gone away/i.test(message))
+    return lost;
   return plain;
 }
 
@@ -108,6 +151,18 @@ export function normalizeError(error: unknown, context: ErrorContext): unknown {
     return new SchemaError(
       `Table "${context.table}" (${context.operation}): the database refused a statement because a table or column is missing: ${message}. Create the table with the driver's schemaSql(), or add the column.`,
       { table: context.table, statement: context.statement, cause: error },
+    );
+  }
+  if (code === "CONSTRAINT") {
+    return new ConstraintError(
+      `Table "${context.table}" (${context.operation}): the database refused the write because it breaks a constraint: ${message}. Nothing was written.`,
+      { table: context.table, cause: error },
+    );
+  }
+  if (code === "CONNECTION_LOST") {
+    return new ConnectionLostError(
+      `Table "${context.table}" (${context.operation}): the connection to the server was lost or refused (${message}). An open transaction was rolled back; check that the server is up, then retry.`,
+      { table: context.table, cause: error },
     );
   }
   if (code === "INVALID_ARGUMENT") {

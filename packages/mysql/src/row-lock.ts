@@ -15,20 +15,24 @@ import type {
   RowLockClaimer,
   RowLockToken,
   Settlement,
+  TransactionWork,
 } from "@rowclaim/core";
 import { toClaimedRow } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import { type ConnectionLike, selectRows } from "./client.js";
-import { rowLockFifoHead } from "./fifo.js";
+import { fifoGuardRelease, rowLockFifoHead, takeFifoGuard } from "./fifo.js";
 import { normalizeError } from "./normalize-error.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import type { SettlementStatements } from "./sql.js";
-import { beginAt, commitAndRelease, rollbackAndRelease } from "./transaction.js";
+import { beginAt, commitAndRelease, rollbackAndRelease, type SessionLockRelease } from "./transaction.js";
+import { rowLockTransaction } from "./transactional.js";
 
 /** The row lock token: the connection whose open transaction locked the batch's rows. */
 export interface MysqlRowLockToken extends RowLockToken {
   readonly connection: ConnectionLike;
+  /** FIFO tables: gives the group's guard back once the transaction ended. */
+  readonly guard?: SessionLockRelease;
 }
 
 /** The row lock claimer of one subscription. */
@@ -49,10 +53,17 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   async #claimOnce({ limit, now }: ClaimRequest): Promise<RowLockBatch<MysqlRowLockToken> | null> {
     const { pool, table, statements } = this.#context;
     const connection = await pool.getConnection();
+    let guard: SessionLockRelease | undefined;
     try {
       await beginAt(connection, table.isolation ?? "read committed");
       let rows: unknown[][];
       if (table.fifo) {
+        // The group's guard, held with the transaction: a row of the group in work holds it.
+        if (!(await takeFifoGuard(connection, statements, 0))) {
+          await commitAndRelease(connection);
+          return null;
+        }
+        guard = fifoGuardRelease(statements);
         const head = await rowLockFifoHead(connection, statements, now);
         const read = head === null ? undefined : statements.readRows([head]);
         rows = read === undefined ? [] : await selectRows(connection, read.sql, read.values);
@@ -61,15 +72,15 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
         rows = await selectRows(connection, select.sql, select.values);
       }
       if (rows.length === 0) {
-        await commitAndRelease(connection);
+        await commitAndRelease(connection, guard);
         return null;
       }
       return {
         rows: rows.map((values) => toClaimedRow(table, values, 0)),
-        token: { form: "rowLock", connection },
+        token: guard === undefined ? { form: "rowLock", connection } : { form: "rowLock", connection, guard },
       };
     } catch (error) {
-      await rollbackAndRelease(connection, error).catch(() => undefined);
+      await rollbackAndRelease(connection, error, guard).catch(() => undefined);
       throw normalizeError(error, { table: table.name, operation: "row lock claim" });
     }
   }
@@ -93,11 +104,16 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   }
 
   commit(token: MysqlRowLockToken): Promise<void> {
-    return commitAndRelease(token.connection);
+    return commitAndRelease(token.connection, token.guard);
   }
 
   rollback(token: MysqlRowLockToken): Promise<void> {
-    return rollbackAndRelease(token.connection);
+    return rollbackAndRelease(token.connection, undefined, token.guard);
+  }
+
+  /** Transactional handlers: the body and its settlement behind a savepoint (`src/transactional.ts`). */
+  transaction(token: MysqlRowLockToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
+    return rowLockTransaction(token.connection, this.#settlements, this.#context.table, row.id, work);
   }
 
   async close(): Promise<void> {}

@@ -92,6 +92,12 @@ export interface SettlementStyle {
   readonly countAttempt: boolean;
   /** Lease form: every settlement applies only `WHERE lockedUntil = <token>`. */
   readonly tokenGuard: boolean;
+  /**
+   * Advisory lock form: every settlement applies only to a row still unfinished (`processedAt IS
+   * NULL`, on a table with processedAt), so one that another claim or an operator finished
+   * meanwhile matches nothing and the settlement fails.
+   */
+  readonly unfinishedGuard?: boolean;
 }
 
 /**
@@ -114,7 +120,10 @@ export class TableStatements {
   readonly #hasFree: boolean;
   readonly #dueExpr: string;
 
+  readonly #fifoKey: string;
+
   constructor(table: TableDefinition, group: string | null) {
+    this.#fifoKey = `rowclaim-fifo:${table.name}:${JSON.stringify(group)}`;
     this.#table = table;
     const q = (column: string): string => quoteIdentifier(column, table.name);
     this.#q = q;
@@ -159,17 +168,44 @@ export class TableStatements {
     };
   }
 
+  // ---- FIFO groups ------------------------------------------------------------------------
+
   /**
-   * Row lock FIFO guard: locks every unfinished row of the group, in claim order, without
-   * waiting. A row in work is locked by its delivery's open transaction, so the read fails
-   * (MariaDB 1205, MySQL 3572) while any row of the group is in work. Columns: id, due.
+   * The FIFO group's guard: `GET_LOCK` on a name of the table and group (lower-cased database
+   * name, `.`, `rowclaim-fifo:<table>:<group as JSON>`, by its SHA-256 past 64 characters),
+   * waiting up to `waitSeconds`. 1: this session holds the group. It is one lock per group, held
+   * by the claim's session, so the claim locks no more rows than the head it takes.
+   */
+  fifoGroupLock(waitSeconds: number): Bound {
+    const name = this.#fifoGuardName();
+    return { sql: `SELECT GET_LOCK(${name.sql}, ?)`, values: [...name.values, waitSeconds] };
+  }
+
+  /** Releases the FIFO group's guard: 1 when this session held it. */
+  fifoGroupUnlock(): Bound {
+    const name = this.#fifoGuardName();
+    return { sql: `SELECT RELEASE_LOCK(${name.sql})`, values: name.values };
+  }
+
+  #fifoGuardName(): Bound {
+    const full = "CONCAT(LOWER(CONVERT(COALESCE(?, DATABASE()) USING utf8mb4)), '.', ?)";
+    const values = [this.#table.schema ?? null, this.#fifoKey];
+    return {
+      sql: `IF(CHAR_LENGTH(${full}) > 64, SHA2(${full}, 256), ${full})`,
+      values: [...values, ...values, ...values],
+    };
+  }
+
+  /**
+   * Row lock FIFO head, under the group's guard: locks the group's first unfinished row in claim
+   * order (only that row), without waiting. Columns: id, due.
    */
   rowLockFifoGuard(now: Date): Bound {
     return {
       sql: this.#memo(
         "rowLockGuardSql",
         () =>
-          `SELECT ${this.#id}, ${this.#dueExpr} FROM ${this.target} WHERE ${this.#scope} ${this.#orderBy} FOR UPDATE NOWAIT`,
+          `SELECT ${this.#id}, ${this.#dueExpr} FROM ${this.target} WHERE ${this.#scope} ${this.#orderBy} LIMIT 1 FOR UPDATE NOWAIT`,
       ),
       values: [...(this.#hasDue ? [now] : []), ...this.#groupValues],
     };
@@ -214,18 +250,22 @@ export class TableStatements {
   }
 
   /**
-   * Lease FIFO guard: a locking read of every unfinished row of the group in claim order
-   * (waiting for a concurrent claim of the group to commit). Columns: id, due, in work (its
-   * lease runs past `now`).
+   * Lease FIFO head, under the group's guard: whether any unfinished row of the group holds a
+   * live lease (a plain read: every claim of the group commits before it gives the guard up),
+   * then the group's first unfinished row in claim order, locked (only that row). Columns: id,
+   * due, in work (some row of the group holds a lease past `now`).
    */
   leaseFifoGuard(now: Date): Bound {
     const lockedUntil = this.#q(required(this.#table.columns.lockedUntil));
     const leaseGuardSql = this.#memo(
       "leaseGuardSql",
       () =>
-        `SELECT ${this.#id}, ${this.#dueExpr}, (${lockedUntil} IS NOT NULL AND ${lockedUntil} > ?) FROM ${this.target} WHERE ${this.#scope} ${this.#orderBy} FOR UPDATE`,
+        `SELECT ${this.#id}, ${this.#dueExpr}, EXISTS (SELECT 1 FROM ${this.target} WHERE ${this.#scope} AND ${lockedUntil} IS NOT NULL AND ${lockedUntil} > ?) FROM ${this.target} WHERE ${this.#scope} ${this.#orderBy} LIMIT 1 FOR UPDATE`,
     );
-    return { sql: leaseGuardSql, values: [...(this.#hasDue ? [now] : []), now, ...this.#groupValues] };
+    return {
+      sql: leaseGuardSql,
+      values: [...(this.#hasDue ? [now] : []), ...this.#groupValues, now, ...this.#groupValues],
+    };
   }
 
   /** Moves one lease from `token` to `expiry`; matches nothing when the row holds another token. */
@@ -329,7 +369,10 @@ export class SettlementStatements {
     this.#id = id;
     this.#q = q;
     this.#style = style;
-    this.#where = `${id} = ?${style.tokenGuard ? ` AND ${q(required(table.columns.lockedUntil))} = ?` : ""}`;
+    const processedAt = table.columns.processedAt;
+    this.#where = `${id} = ?${style.tokenGuard ? ` AND ${q(required(table.columns.lockedUntil))} = ?` : ""}${
+      style.unfinishedGuard === true && processedAt !== undefined ? ` AND ${q(processedAt)} IS NULL` : ""
+    }`;
   }
 
   #whereValues(id: unknown, token: Date | undefined): unknown[] {
@@ -512,7 +555,7 @@ export function createTableSql(table: TableDefinition): string {
     (column): column is string => column !== undefined,
   );
   if (order.length > 1) lines.push(`  KEY ${q(indexName(table.name))} (${order.map(q).join(", ")})`);
-  return `CREATE TABLE ${quoteDefinedTable(table)} (\n${lines.join(",\n")}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;\n`;
+  return `CREATE TABLE IF NOT EXISTS ${quoteDefinedTable(table)} (\n${lines.join(",\n")}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;\n`;
 }
 
 function indexName(table: string): string {

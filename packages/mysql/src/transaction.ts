@@ -17,15 +17,28 @@ export async function beginAt(connection: ConnectionLike, level: IsolationLevel)
   await run(connection, transactionSql.begin);
 }
 
-/** Commits and returns the connection to its pool; on failure the connection is closed and the error thrown. */
-export async function commitAndRelease(connection: ConnectionLike): Promise<void> {
+/**
+ * Gives back a session lock the transaction's session holds beside it (a FIFO group's guard)
+ * once the transaction ended; `false` when the server did not confirm it.
+ */
+export type SessionLockRelease = (connection: ConnectionLike) => Promise<boolean>;
+
+/**
+ * Commits and returns the connection to its pool (first giving back `guard`, if any; a guard not
+ * confirmed closes the connection instead); on failure the connection is closed and the error
+ * thrown.
+ */
+export async function commitAndRelease(
+  connection: ConnectionLike,
+  guard?: SessionLockRelease,
+): Promise<void> {
   try {
     await run(connection, transactionSql.commit);
   } catch (error) {
     letGo(connection, true);
     throw error;
   }
-  letGo(connection, false);
+  letGo(connection, guard === undefined ? false : !(await guard(connection)));
 }
 
 /**
@@ -33,7 +46,11 @@ export async function commitAndRelease(connection: ConnectionLike): Promise<void
  * network gone: the server already rolled back with the session) is closed instead, quietly;
  * other failures close it and are thrown.
  */
-export async function rollbackAndRelease(connection: ConnectionLike, cause?: unknown): Promise<void> {
+export async function rollbackAndRelease(
+  connection: ConnectionLike,
+  cause?: unknown,
+  guard?: SessionLockRelease,
+): Promise<void> {
   if (cause !== undefined && classifyError(cause).connectionLost) {
     letGo(connection, true);
     return;
@@ -45,5 +62,5 @@ export async function rollbackAndRelease(connection: ConnectionLike, cause?: unk
     if (classifyError(error).connectionLost) return;
     throw error;
   }
-  letGo(connection, false);
+  letGo(connection, guard === undefined ? false : !(await guard(connection)));
 }

@@ -1,56 +1,29 @@
-import { fileURLToPath } from "node:url";
-import { type ConformanceHarness, runConformance } from "@rowclaim/conformance";
-import type { TableDefinition } from "@rowclaim/core";
-import { createPool, type Pool } from "mysql2/promise";
-import { createMysqlDriver, ownPoolOptions, quoteTable } from "../src/index.js";
+// Runs the shared conformance suite on the MySQL/MariaDB driver, exactly as a third-party driver
+// would: the whole suite on pools the driver makes and ends, then the sub-suites where pool
+// ownership matters (advisory keys, shutdown, locking) on pools the harness owns, as a user
+// passing `{ pool }` does, so that a connection or a key a driver leaves behind is seen.
+import { advisorySuite, lockingSuite, runConformance, shutdownSuite } from "@rowclaim/conformance";
+import { afterAll, describe } from "vitest";
+import { mysqlHarness } from "./conformance-harness.js";
 import { mysqlUrl } from "./support.js";
 
 const url = await mysqlUrl();
-let admin: Pool | undefined;
+// Child processes (crash and multi-process tests) inherit the environment and read the URL from it.
+process.env.ROWCLAIM_MYSQL_URL = url;
 
-/** The tests' own pool: multi-statement DDL, read back as the driver's own pool reads. */
-function adminConnection(): Pool {
-  admin ??= createPool({ uri: url, ...ownPoolOptions, multipleStatements: true, connectionLimit: 2 });
-  return admin;
-}
+runConformance(mysqlHarness({ url, name: "mysql (MariaDB)", tablePrefix: "rc_" }));
 
-const harness: ConformanceHarness = {
-  name: "mysql (MariaDB)",
-  createDriver: () => createMysqlDriver({ url, connectionLimit: 12 }),
-  async execute(sql) {
-    await adminConnection().query(sql);
-  },
-  async readRows(table: TableDefinition) {
-    const [rows] = await adminConnection().query(
-      `SELECT * FROM ${quoteTable(table.name, table.schema)} ORDER BY \`${table.columns.id.replaceAll("`", "``")}\``,
-    );
-    return rows as Record<string, unknown>[];
-  },
-  async dropTable(table: TableDefinition) {
-    await adminConnection().query(`DROP TABLE IF EXISTS ${quoteTable(table.name, table.schema)}`);
-  },
-  // The client publish({ client }) takes: a mysql2/promise connection of the tests' own pool, in a
-  // transaction opened here (readRows reads on the pool's other connection, outside it).
-  async inTransaction(body, { rollback }) {
-    const connection = await adminConnection().getConnection();
-    try {
-      await connection.beginTransaction();
-      try {
-        await body(connection);
-      } catch (error) {
-        await connection.rollback();
-        throw error;
-      }
-      await (rollback ? connection.rollback() : connection.commit());
-    } finally {
-      connection.release();
-    }
-  },
-  childDriverModule: fileURLToPath(new URL("./child-driver.mjs", import.meta.url)),
-  async close() {
-    await admin?.end();
-    admin = undefined;
-  },
-};
-
-runConformance(harness);
+describe("rowclaim conformance on pools the user owns: mysql (MariaDB)", () => {
+  const harness = mysqlHarness({
+    url,
+    name: "mysql (MariaDB, user pool)",
+    tablePrefix: "rcu_",
+    pools: "user",
+  });
+  advisorySuite(harness);
+  shutdownSuite(harness);
+  lockingSuite(harness);
+  afterAll(async () => {
+    await harness.close?.();
+  });
+});

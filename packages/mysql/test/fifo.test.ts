@@ -67,3 +67,51 @@ describe.each(["rowLock", "lease"] as const)(
     });
   },
 );
+
+describe("the FIFO guard of the row lock form holds no more than the head", () => {
+  it("while the head of a group is in work, the group's other rows stay unlocked", async () => {
+    const table = await db.tables.create({
+      name: uniqueName("fifo_bound"),
+      columns: { id: "id", payload: "payload", attempt: "attempt", group: "queue" },
+      fifo: true,
+    });
+    const broker = createBroker({ driver: await newDriver(4), logger: silentLogger });
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started = false;
+    try {
+      const ids = await broker.publishMany(
+        table,
+        [0, 1, 2, 3].map((n) => ({ payload: n, group: "g" })),
+      );
+      await broker.subscribe(
+        table,
+        async () => {
+          started = true;
+          await held;
+          return ack();
+        },
+        { group: "g", pollInterval: 20 },
+      );
+      await waitFor(() => started, 10_000, "the head in work");
+      // A second session locks a row of the group behind the head without waiting.
+      const connection = await db.admin.getConnection();
+      try {
+        await connection.query("START TRANSACTION");
+        const [rows] = await connection.query(
+          `SELECT id FROM \`${table.name}\` WHERE id = ? FOR UPDATE NOWAIT`,
+          [ids[2]],
+        );
+        expect(rows).toHaveLength(1);
+        await connection.query("ROLLBACK");
+      } finally {
+        connection.release();
+      }
+    } finally {
+      release();
+      await broker.close();
+    }
+  });
+});

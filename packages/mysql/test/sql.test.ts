@@ -103,7 +103,7 @@ describe("claim SQL is the same for both families and built from quoted identifi
     );
   });
 
-  it("FIFO guards: NOWAIT in the row lock form, a waiting locking read in the lease form", () => {
+  it("FIFO guards: one named lock per group, and a head read of one row (NOWAIT in the row lock form)", () => {
     const fifo = defineTable({
       name: "f",
       columns: { id: "id", payload: "p", group: "g", lockedUntil: "lu" },
@@ -111,11 +111,15 @@ describe("claim SQL is the same for both families and built from quoted identifi
     });
     const statements = new TableStatements(fifo, "a");
     expect(statements.rowLockFifoGuard(new Date()).sql).toBe(
-      "SELECT `id`, 1 FROM `f` WHERE `g` = ? ORDER BY `id` ASC FOR UPDATE NOWAIT",
+      "SELECT `id`, 1 FROM `f` WHERE `g` = ? ORDER BY `id` ASC LIMIT 1 FOR UPDATE NOWAIT",
     );
     expect(statements.leaseFifoGuard(new Date()).sql).toBe(
-      "SELECT `id`, 1, (`lu` IS NOT NULL AND `lu` > ?) FROM `f` WHERE `g` = ? ORDER BY `id` ASC FOR UPDATE",
+      "SELECT `id`, 1, EXISTS (SELECT 1 FROM `f` WHERE `g` = ? AND `lu` IS NOT NULL AND `lu` > ?) FROM `f` WHERE `g` = ? ORDER BY `id` ASC LIMIT 1 FOR UPDATE",
     );
+    const lock = statements.fifoGroupLock(0);
+    expect(lock.sql).toMatch(/^SELECT GET_LOCK\(IF\(CHAR_LENGTH\(/);
+    expect(lock.values).toContain('rowclaim-fifo:f:"a"');
+    expect(lock.values.at(-1)).toBe(0);
   });
 });
 

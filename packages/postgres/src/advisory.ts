@@ -16,7 +16,9 @@ import type {
   Logger,
   Settlement,
   TableDefinition,
+  TransactionWork,
 } from "@rowclaim/core";
+import { LeaseLostError } from "@rowclaim/core";
 import { decodeClaimedRow } from "./claimed-row.js";
 import { execute, HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
@@ -29,6 +31,7 @@ import {
   type Statement,
   tryAdvisoryLock,
 } from "./sql.js";
+import { advisoryTransaction } from "./transactional.js";
 
 /** How long a claim that already took rows waits for one more connection before it stops taking. */
 const ACQUIRE_WAIT_MS = 50;
@@ -153,7 +156,13 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   async settle(token: PostgresAdvisoryToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
     let failure: unknown;
     try {
-      await this.#options.settlements.apply(token.connection, row.id, settlement);
+      const changed = await this.#options.settlements.apply(token.connection, row.id, settlement);
+      if (changed === 0) {
+        failure = new LeaseLostError(
+          `Table "${this.#options.table.name}" (advisory lock form): the ${settlement.kind} settlement of row ${String(row.id)} found the row gone or finished while its key "${token.key}" was held (deleted or settled by hand?); it changed nothing.`,
+          { table: this.#options.table.name },
+        );
+      }
     } catch (error) {
       failure = normalizeError(error, {
         table: this.#options.table.name,
@@ -171,6 +180,14 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
 
   async release(token: PostgresAdvisoryToken): Promise<void> {
     await this.#unlockAndRelease(token.connection, token.key);
+  }
+
+  /** Transactional handlers: the body and its settlement in one transaction on the key's session (`src/transactional.ts`). */
+  transaction(token: PostgresAdvisoryToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
+    const { settlements, table } = this.#options;
+    return advisoryTransaction(token.connection, settlements, table, row.id, token.key, work, () =>
+      this.#unlockAndRelease(token.connection, token.key),
+    );
   }
 
   async close(): Promise<void> {}

@@ -15,6 +15,7 @@ import {
   type RowId,
   type Settlement,
   type TableDefinition,
+  type TransactionWork,
 } from "@rowclaim/core";
 import { decodeClaimedRow, sortIntoClaimOrder } from "./claimed-row.js";
 import { execute, HeldConnection } from "./connection.js";
@@ -23,6 +24,7 @@ import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
 import type { Settlements } from "./settle.js";
 import { beginSql, commitSql, rollbackSql, type Statement } from "./sql.js";
+import { leaseTransaction } from "./transactional.js";
 
 /** What a lease claimer is built from (statements built once, at open). */
 export interface LeaseClaimerOptions {
@@ -70,11 +72,20 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     expiry: Date,
   ): Promise<readonly (LeaseToken | null)[]> {
     if (held.length === 0) return [];
-    const result = await execute(this.#options.pool, this.#options.extend, {
-      expiry,
-      ids: held.map((hold) => hold.id),
-      tokens: held.map((hold) => hold.token.expiry),
-    });
+    let result: QueryResultLike;
+    try {
+      result = await execute(this.#options.pool, this.#options.extend, {
+        expiry,
+        ids: held.map((hold) => hold.id),
+        tokens: held.map((hold) => hold.token.expiry),
+      });
+    } catch (error) {
+      throw normalizeError(error, {
+        table: this.#options.table.name,
+        form: "lease",
+        statement: "lease extension",
+      });
+    }
     const moved = new Set(result.rows.map((row) => String(row.rc_id)));
     return held.map((hold) => (moved.has(String(hold.id)) ? { form: "lease", expiry } : null));
   }
@@ -97,6 +108,12 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
         { table: table.name },
       );
     }
+  }
+
+  /** Transactional handlers: the body and the fenced settlement in one transaction (`src/transactional.ts`). */
+  transaction(id: RowId, work: TransactionWork, fence: () => Promise<LeaseToken>): Promise<void> {
+    const { pool, settlements, table } = this.#options;
+    return leaseTransaction(pool, settlements, table, id, work, fence);
   }
 
   async close(): Promise<void> {}

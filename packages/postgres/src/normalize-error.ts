@@ -6,7 +6,11 @@
  * @module
  */
 import {
+  BrokerError,
   type BrokerErrorCode,
+  ConnectionLostError,
+  ConnectionTimeoutError,
+  ConstraintError,
   DeclarationError,
   InvalidArgumentError,
   SchemaError,
@@ -32,7 +36,7 @@ export const sqlStateCodes: Readonly<Record<string, BrokerErrorCode>> = Object.f
   "22003": "INVALID_ARGUMENT", // numeric_value_out_of_range
   "22007": "INVALID_ARGUMENT", // invalid_datetime_format
   "22008": "INVALID_ARGUMENT", // datetime_field_overflow
-  "23": "INVALID_ARGUMENT", // integrity constraint violations (not null, unique, check, foreign key)
+  "23": "CONSTRAINT", // integrity constraint violations (not null, unique, check, foreign key, exclusion)
   "0A000": "SCHEMA", // feature_not_supported (FOR UPDATE on a view, a cached plan whose columns changed)
 });
 
@@ -43,8 +47,11 @@ export function sqlStateOf(error: unknown): string | undefined {
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
-/** The rowclaim code a native error maps to, or `undefined` when it maps to none. */
+/** The rowclaim code a native error maps to, or `undefined` when it maps to none (or it is a rowclaim error already). */
 export function codeForError(error: unknown): BrokerErrorCode | undefined {
+  if (BrokerError.is(error)) return undefined;
+  if (isConnectionTimeout(error)) return "CONNECTION_TIMEOUT";
+  if (isConnectionLost(error)) return "CONNECTION_LOST";
   const state = sqlStateOf(error);
   if (state === undefined) return undefined;
   return sqlStateCodes[state] ?? sqlStateCodes[state.slice(0, 2)];
@@ -67,8 +74,17 @@ export function isConnectionLost(error: unknown): boolean {
   return (
     sqlStateOf(error) === undefined &&
     typeof message === "string" &&
-    /connection terminated|not queryable|has been closed/i.test(message)
+    /connection terminated|not queryable|has been closed|connection error|server closed the connection/i.test(
+      message,
+    )
   );
+}
+
+/** Whether the error is pg-pool's own bounded wait running out (a user pool's `connectionTimeoutMillis`). */
+export function isConnectionTimeout(error: unknown): boolean {
+  if (typeof error !== "object" || error === null || sqlStateOf(error) !== undefined) return false;
+  const message = (error as { message?: unknown }).message;
+  return typeof message === "string" && /timeout exceeded when trying to connect/i.test(message);
 }
 
 /**
@@ -110,6 +126,21 @@ export function normalizeError(error: unknown, context: ErrorContext): unknown {
         },
       );
     }
+    case "CONSTRAINT":
+      return new ConstraintError(
+        `${where}: PostgreSQL refused the write because it breaks a constraint${constraintName(error)}: ${native}. Nothing was written.`,
+        options,
+      );
+    case "CONNECTION_LOST":
+      return new ConnectionLostError(
+        `${where}: the connection to PostgreSQL was lost or refused (${native}). Nothing this statement did was committed; check that the server is up, then retry.`,
+        options,
+      );
+    case "CONNECTION_TIMEOUT":
+      return new ConnectionTimeoutError(
+        `${where}: no connection could be had from the pool in time (${native}). Make the pool larger or run fewer workers.`,
+        { ...options, waitedMs: Number.NaN },
+      );
     case "INVALID_ARGUMENT":
       return new InvalidArgumentError(
         `${where}: PostgreSQL refused a value: ${native}. Publish values the column types hold.`,
@@ -131,6 +162,12 @@ export function normalizeError(error: unknown, context: ErrorContext): unknown {
     default:
       return error;
   }
+}
+
+/** ` ("name")` for an error that names its constraint, else empty. */
+function constraintName(error: unknown): string {
+  const name = (error as { constraint?: unknown }).constraint;
+  return typeof name === "string" && name !== "" ? ` "${name}"` : "";
 }
 
 /** The column a PostgreSQL message names (`column "x" … does not exist`), if any. */

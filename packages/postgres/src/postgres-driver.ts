@@ -8,11 +8,14 @@
  */
 import {
   type Claimer,
+  checkPoolSize,
+  type DetectedCapabilities,
   type Driver,
   type DriverPublishOptions,
   driverCapabilities,
   InvalidArgumentError,
   type OpenOptions,
+  type ProbeName,
   type PublishRow,
   type RowId,
   type TableDefinition,
@@ -20,10 +23,13 @@ import {
 } from "@rowclaim/core";
 import pg from "pg";
 import { PostgresAdvisoryClaimer } from "./advisory.js";
+import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolMax } from "./bounded-pool.js";
 import { HeldConnection } from "./connection.js";
 import { PostgresLeaseClaimer } from "./lease.js";
 import { ChannelListener, channelFor } from "./listen.js";
+import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
+import { PostgresProbes } from "./probe.js";
 import { Publisher } from "./publish.js";
 import { PostgresRowLockClaimer } from "./row-lock.js";
 import { assertNamesUsable, checkColumns, checkStatements } from "./schema-check.js";
@@ -40,7 +46,7 @@ import {
   serverVersionSql,
   settleStatements,
 } from "./sql.js";
-import { assertServerVersion, parseServerVersionNum } from "./version.js";
+import { assertServerVersion, parseServerVersionNum, versionNumFromText } from "./version.js";
 
 /** How the driver reaches the database: a pool you own, or a connection string. */
 export type PostgresConnectionOptions =
@@ -65,6 +71,24 @@ export type PostgresDriverOptions = PostgresConnectionOptions & {
    * LISTENing. Default `false` (subscriptions in other processes poll).
    */
   readonly notify?: boolean;
+  /**
+   * Takes the server for this version (`"10.23"`, `"15"`) instead of reading it: the version floor
+   * is checked against it. For tests of the floor (the conformance suite's `SERVER_TOO_OLD` test);
+   * leave it unset otherwise.
+   */
+  readonly assumeServerVersion?: string;
+  /**
+   * How long any wait for a connection from the pool may last, in milliseconds, before it ends
+   * in a `ConnectionTimeoutError` (code `CONNECTION_TIMEOUT`) instead of waiting for ever.
+   * Default 30,000.
+   */
+  readonly acquireTimeoutMs?: number;
+  /**
+   * Startup probes to skip, for users who know their setup better (see the README's "Where it
+   * runs"): `"advisoryLock"` (and with it the check that a client keeps its server session),
+   * `"skipLocked"`, `"listen"`. Default: none.
+   */
+  readonly skipProbes?: readonly ProbeName[];
 };
 
 /** The PostgreSQL driver: a core `Driver` whose `name` and `dialect` are `"postgres"`. */
@@ -73,8 +97,17 @@ export interface PostgresDriver extends Driver {
   readonly dialect: "postgres";
   /** The pool the driver runs on (its own with `url`, else yours). */
   readonly pool: PoolLike;
+  /**
+   * Type only: transactional handler bodies (`delivery.transaction(async (client) => …)`) receive
+   * the `pg.PoolClient` of the transaction (a client of your pool, with `{ pool }`).
+   */
+  readonly "~transactionClient"?: pg.PoolClient;
   /** The NOTIFY channel of a table (what {@link PostgresDriver.listen} LISTENs on). */
   channelFor(table: TableDefinition): string;
+  /** What the driver's startup probes found so far (`src/probe.ts`). */
+  detected(): DetectedCapabilities;
+  /** The server's clock (`clock_timestamp()`), for the broker's clock-skew check of lease tables. */
+  databaseTime(): Promise<Date>;
 }
 
 /**
@@ -112,9 +145,24 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
   }
   const notify = options.notify === true;
   const listeners = new Set<WakeListener>();
-  const publisher = new Publisher(pool, notify ? channelFor : null);
+  // The pool the driver's statements go through: it learns once whether clients keep their
+  // server session (not behind a transaction pooler) and sends statements unnamed where not.
+  const acquireTimeoutMs = options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
+  if (typeof acquireTimeoutMs !== "number" || !Number.isFinite(acquireTimeoutMs) || acquireTimeoutMs < 1) {
+    throw new InvalidArgumentError(
+      `createPostgresDriver(): acquireTimeoutMs must be a number of milliseconds of at least 1, got ${String(acquireTimeoutMs)}.`,
+    );
+  }
+  const boundedPool = new BoundedPool(pool, acquireTimeoutMs);
+  const probes = new PostgresProbes(boundedPool, options.skipProbes);
+  const statementPool = probes.pool;
+  const publisher = new Publisher(statementPool, notify ? channelFor : null);
   let serverVersion: Promise<{ num: number; text: string }> | undefined;
   let closed = false;
+
+  const assumed = options.assumeServerVersion;
+  if (assumed !== undefined)
+    serverVersion = Promise.resolve({ num: versionNumFromText(assumed), text: assumed });
 
   const readVersion = async (connection: HeldConnection): Promise<{ num: number; text: string }> => {
     serverVersion ??= connection.text(serverVersionSql).then(
@@ -130,10 +178,13 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
     return serverVersion;
   };
 
-  const open = async (table: TableDefinition, openOptions: OpenOptions): Promise<Claimer> => {
+  const openChecked = async (table: TableDefinition, openOptions: OpenOptions): Promise<Claimer> => {
     assertNamesUsable(table);
     const group = openOptions.group;
-    const connection = await HeldConnection.acquire(pool);
+    // Behind a transaction pooler the checks below must share one server session: one transaction.
+    const pinned = await probes.sessionPinned();
+    const connection = await HeldConnection.acquire(statementPool);
+    if (!pinned) await connection.text("BEGIN");
     try {
       const version = await readVersion(connection);
       assertServerVersion(table, version.num, version.text);
@@ -168,14 +219,21 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
         case "rowLock": {
           const claim = rowLockClaimSql(table, group, types);
           checks.unshift(claim);
-          claimer = new PostgresRowLockClaimer({ pool, table, group, claim, settlements });
+          claimer = new PostgresRowLockClaimer({ pool: statementPool, table, group, claim, settlements });
           break;
         }
         case "lease": {
           const claim = leaseClaimSql(table, group, types);
           const extend = leaseExtendSql(table, types);
           checks.unshift(claim, extend);
-          claimer = new PostgresLeaseClaimer({ pool, table, group, claim, extend, settlements });
+          claimer = new PostgresLeaseClaimer({
+            pool: statementPool,
+            table,
+            group,
+            claim,
+            extend,
+            settlements,
+          });
           break;
         }
         case "advisory": {
@@ -183,7 +241,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
           const take = advisoryTakeSql(table, group, types);
           checks.unshift(candidates, take);
           claimer = new PostgresAdvisoryClaimer({
-            pool,
+            pool: statementPool,
             table,
             group,
             candidates,
@@ -197,8 +255,52 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       await checkStatements(connection, table, checks);
       return claimer;
     } finally {
+      if (!pinned) await connection.text("ROLLBACK").catch(() => undefined);
       connection.release();
     }
+  };
+
+  // The startup probes run once the table is known to be there (`src/probe.ts`).
+  const open = async (table: TableDefinition, openOptions: OpenOptions): Promise<Claimer> => {
+    const claimer = await openChecked(table, openOptions);
+    try {
+      await probes.check(table);
+    } catch (error) {
+      await claimer.close().catch(() => undefined);
+      throw error;
+    }
+    return claimer;
+  };
+
+  // The pool-size check and error normalization around every subscription's startup.
+  let connectionsInUse = 0;
+  const openSized = async (table: TableDefinition, openOptions: OpenOptions): Promise<Claimer> => {
+    const needed = checkPoolSize(
+      table,
+      poolMax(pool),
+      openOptions.workers ?? 1,
+      connectionsInUse,
+      openOptions.logger,
+    );
+    let claimer: Claimer;
+    try {
+      claimer = await open(table, openOptions);
+    } catch (error) {
+      throw normalizeError(error, {
+        table: table.name,
+        form: formLabel(table),
+        statement: "subscription startup",
+      });
+    }
+    connectionsInUse += needed;
+    const close = claimer.close.bind(claimer);
+    let counted = true;
+    claimer.close = async () => {
+      if (counted) connectionsInUse -= needed;
+      counted = false;
+      await close();
+    };
+    return claimer;
   };
 
   const driver: PostgresDriver = {
@@ -211,10 +313,13 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       advisoryScope: "database",
       crossProcessWake: notify,
       transactionalPublish: true,
+      transactionalHandlers: ["rowLock", "lease", "advisory"],
     }),
     pool,
     channelFor,
-    open,
+    detected: () => probes.detected(),
+    databaseTime: () => probes.databaseTime(),
+    open: openSized,
     publish(
       table: TableDefinition,
       rows: readonly PublishRow[],
@@ -233,7 +338,9 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
   };
   if (notify) {
     driver.listen = async (table: TableDefinition, onWake: () => void): Promise<WakeListener> => {
-      const listener = await ChannelListener.start(pool, channelFor(table), onWake);
+      // A pooler that hands the session on hears nothing: the first refusal is warned, then poll quietly.
+      if (!(await probes.checkListen(table))) return { close: async () => {} };
+      const listener = await ChannelListener.start(boundedPool, channelFor(table), onWake);
       listeners.add(listener);
       return {
         close: async () => {
@@ -244,4 +351,9 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
     };
   }
   return driver;
+}
+
+/** The form's name as messages write it. */
+function formLabel(table: TableDefinition): string {
+  return table.form === "rowLock" ? "row lock" : table.form === "lease" ? "lease" : "advisory lock";
 }

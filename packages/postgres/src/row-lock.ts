@@ -13,6 +13,7 @@ import type {
   RowLockToken,
   Settlement,
   TableDefinition,
+  TransactionWork,
 } from "@rowclaim/core";
 import { decodeClaimedRow } from "./claimed-row.js";
 import { HeldConnection } from "./connection.js";
@@ -21,6 +22,7 @@ import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
 import type { Settlements } from "./settle.js";
 import { beginSql, commitSql, rollbackSql, type Statement } from "./sql.js";
+import { rowLockTransaction } from "./transactional.js";
 
 /** A row lock batch's token: the connection whose open transaction locked the batch's rows. */
 export interface PostgresRowLockToken extends RowLockToken {
@@ -51,7 +53,12 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
 
   async claim(request: ClaimRequest): Promise<RowLockBatch<PostgresRowLockToken> | null> {
     const { pool, table, group, claim } = this.#options;
-    const connection = await HeldConnection.acquire(pool);
+    let connection: HeldConnection;
+    try {
+      connection = await HeldConnection.acquire(pool);
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, form: "row lock", statement: "row lock claim" });
+    }
     try {
       await connection.text(this.#begin);
       if (this.#fifoKey !== null && !(await tryFifoGuard(connection, this.#fifoKey))) {
@@ -101,6 +108,12 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     await this.#end(connection, rollbackSql);
   }
 
+  /** Transactional handlers: the body and its settlement behind a savepoint (`src/transactional.ts`). */
+  transaction(token: PostgresRowLockToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
+    const { settlements, table } = this.#options;
+    return rowLockTransaction(token.connection, settlements, table, row.id, work);
+  }
+
   async close(): Promise<void> {}
 
   /** Ends the transaction and releases the connection (destroying it if it broke). */
@@ -109,7 +122,11 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       await connection.text(sql);
     } catch (error) {
       connection.markBroken(error instanceof Error ? error : new Error(String(error)));
-      throw error;
+      throw normalizeError(error, {
+        table: this.#options.table.name,
+        form: "row lock",
+        statement: sql === commitSql ? "commit" : "rollback",
+      });
     } finally {
       connection.release();
     }

@@ -286,8 +286,21 @@ function renderedKey(table: TableDefinition, alias: string, p: ParamSlots): stri
 }
 
 /**
+ * The 64-bit hashes of every session advisory lock granted in this database, as `pg_locks`
+ * shows them (a bigint key's high half in `classid`, its low half in `objid`, `objsubid` 1):
+ * the keys held by any session, this process's own included.
+ */
+const heldAdvisoryHashes =
+  "SELECT ((rc_l.classid::bigint << 32) | rc_l.objid::bigint) FROM pg_catalog.pg_locks AS rc_l " +
+  "WHERE rc_l.locktype = 'advisory' AND rc_l.objsubid = 1 AND rc_l.granted " +
+  "AND rc_l.database = (SELECT rc_d.oid FROM pg_catalog.pg_database AS rc_d WHERE rc_d.datname = current_database())";
+
+/**
  * Advisory candidates: due rows in claim order with their rendered keys, one row per key (the
- * first in claim order), among the first `$window` due rows. No row is locked.
+ * first in claim order), among the first `$window` due rows whose keys no session holds. Rows
+ * of keys in work (here or in another process) are passed over before the window is cut, so a
+ * key with many rows queued and one in work never hides the rows of other keys behind it. No
+ * row is locked.
  */
 export function advisoryCandidatesSql(table: TableDefinition, group: string | null): Statement {
   return statement("advisory claim", (p) => {
@@ -306,7 +319,8 @@ export function advisoryCandidatesSql(table: TableDefinition, group: string | nu
     outerOrder.push("rc_id ASC");
     const inner =
       `SELECT ${[`${col("rc_src", id)} AS rc_id`, `${key} AS rc_key`, ...orderCols].join(", ")} FROM ${tableRef(table)} AS rc_src ` +
-      `WHERE ${claimable(table, group, "rc_src", p)} ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${p.ref("window")}`;
+      `WHERE ${claimable(table, group, "rc_src", p)} AND hashtextextended(${key}, 0) NOT IN (${heldAdvisoryHashes}) ` +
+      `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${p.ref("window")}`;
     const distinct = `SELECT DISTINCT ON (rc_key) * FROM (${inner}) AS rc_w ORDER BY rc_key, ${outerOrder.join(", ")}`;
     return `SELECT rc_id, rc_key FROM (${distinct}) AS rc_c ORDER BY ${outerOrder.join(", ")} LIMIT ${p.ref("limit")}`;
   });
@@ -366,6 +380,10 @@ export function settleStatements(table: TableDefinition, form: SettleForm): Sett
     const conditions = [`${quoteIdent(id)} = ${p.ref("id")}`];
     if (form === "lease" && lockedUntil !== undefined)
       conditions.push(`${quoteIdent(lockedUntil)} = ${p.ref("token")}`);
+    // An advisory settlement applies only to the unfinished row its take left: a row finished
+    // meanwhile (by hand, or by a second claim) changes nothing, and the settlement fails.
+    if (form === "advisory" && processedAt !== undefined)
+      conditions.push(`${quoteIdent(processedAt)} IS NULL`);
     return conditions.join(" AND ");
   };
   const keepSets = (): string[] => {

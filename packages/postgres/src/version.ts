@@ -19,6 +19,20 @@ export function parseServerVersionNum(value: unknown): number {
   return Number(text);
 }
 
+/**
+ * Reads a version as people write it (`"15.2"`, `"10"`, `"9.6.24"`) as a `server_version_num`
+ * (150002, 100000, 90624).
+ *
+ * @throws {Error} when the text does not start with a version number.
+ */
+export function versionNumFromText(text: string): number {
+  const match = /^(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(text.trim());
+  if (match === null)
+    throw new Error(`rowclaim/postgres: cannot read a server version from ${JSON.stringify(text)}.`);
+  const [major, minor, patch] = [Number(match[1]), Number(match[2] ?? 0), Number(match[3] ?? 0)];
+  return major >= 10 ? major * 10000 + minor : major * 10000 + minor * 100 + patch;
+}
+
 /** Formats a version number as people read it: 150020 → "15.20", 90624 → "9.6.24". */
 export function formatVersionNum(num: number): string {
   if (num >= 100000) return `${Math.floor(num / 10000)}.${num % 10000}`;

@@ -1,50 +1,24 @@
-import { fileURLToPath } from "node:url";
-import { runConformance } from "@rowclaim/conformance";
-import type { TableDefinition } from "@rowclaim/core";
-import pg from "pg";
-import { createPostgresDriver, quoteIdent } from "../src/index.js";
+// Runs the shared conformance suite on the PostgreSQL driver, exactly as a third-party driver
+// would: the whole suite on pools the driver makes and ends, then the sub-suites where pool
+// ownership matters (advisory keys, shutdown, locking) on pools the harness owns, as a user
+// passing `{ pool }` does, so that a connection or a key a driver leaves behind is seen.
+import { advisorySuite, lockingSuite, runConformance, shutdownSuite } from "@rowclaim/conformance";
+import { afterAll, describe } from "vitest";
+import { postgresHarness } from "./conformance-harness.js";
 import { testUrl } from "./helpers.js";
 
 const url = await testUrl();
 // Child processes of the crash tests inherit the environment and read the URL from it.
 process.env.ROWCLAIM_POSTGRES_URL = url;
 
-const admin = new pg.Pool({ connectionString: url, max: 4, application_name: "rowclaim-conformance-admin" });
-admin.on("error", () => {});
+runConformance(postgresHarness({ url, name: "postgres", tablePrefix: "rc_" }));
 
-function ref(table: TableDefinition): string {
-  return table.schema === undefined
-    ? quoteIdent(table.name)
-    : `${quoteIdent(table.schema)}.${quoteIdent(table.name)}`;
-}
-
-runConformance({
-  name: "postgres",
-  // notify: true, so that the suite's cross-process wake-up test runs too (the child's driver notifies as well).
-  createDriver: () => createPostgresDriver({ url, max: 12, notify: true }),
-  execute: async (sql) => {
-    await admin.query(sql);
-  },
-  readRows: async (table) =>
-    (await admin.query(`SELECT * FROM ${ref(table)} ORDER BY ${quoteIdent(table.columns.id)}`)).rows,
-  dropTable: async (table) => {
-    await admin.query(`DROP TABLE IF EXISTS ${ref(table)}`);
-  },
-  inTransaction: async (body, options) => {
-    const client = await admin.connect();
-    try {
-      await client.query("BEGIN");
-      try {
-        await body(client);
-      } catch (error) {
-        await client.query("ROLLBACK");
-        throw error;
-      }
-      await client.query(options.rollback ? "ROLLBACK" : "COMMIT");
-    } finally {
-      client.release();
-    }
-  },
-  childDriverModule: fileURLToPath(new URL("./child-driver.mjs", import.meta.url)),
-  close: () => admin.end(),
+describe("rowclaim conformance on pools the user owns: postgres", () => {
+  const harness = postgresHarness({ url, name: "postgres (user pool)", tablePrefix: "rcu_", pools: "user" });
+  advisorySuite(harness);
+  shutdownSuite(harness);
+  lockingSuite(harness);
+  afterAll(async () => {
+    await harness.close?.();
+  });
 });

@@ -62,9 +62,15 @@ describe("table and column names with quotes, spaces or SQL in them", () => {
       },
       { group: "q'1", pollInterval: 20, backoff: { baseMs: 0, maxMs: 0 } },
     );
-    await waitFor(async () => (await db.rows(table)).length === 1 && seen.length === 3, {
-      what: "ack and dead letter",
-    });
+    // Wait for the state asserted below: the acked row gone and the failing one moved to the dead
+    // group (its last delivery starts before that settlement commits).
+    await waitFor(
+      async () => {
+        const rows = await db.rows(table);
+        return seen.length === 3 && rows.length === 1 && rows[0]?.[hostile.group] === "dead'; --";
+      },
+      { what: "ack and dead letter" },
+    );
     const [dead] = await db.rows(table);
     expect(dead?.[hostile.group]).toBe("dead'; --");
     expect(dead?.[hostile.attempt]).toBe(3);

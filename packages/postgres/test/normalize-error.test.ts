@@ -1,4 +1,4 @@
-import { BrokerError } from "@rowclaim/core";
+import { BrokerError, type BrokerErrorCode, ConstraintError } from "@rowclaim/core";
 import { describe, expect, it } from "vitest";
 import { codeForError, isClaimConflict, isConnectionLost, normalizeError } from "../src/index.js";
 
@@ -27,6 +27,11 @@ const sqlStateNames: Readonly<Record<string, string>> = {
   "40P01": "deadlock detected",
   "55P03": "lock not available",
   "57P01": "admin shutdown",
+  "57P02": "crash shutdown",
+  "57P03": "cannot connect now",
+  "23503": "foreign key violation",
+  "22003": "numeric value out of range",
+  "22008": "datetime field overflow",
   "08006": "connection failure",
   XX000: "internal error",
 };
@@ -37,7 +42,7 @@ function sqlState(state: string): string {
 }
 
 describe("normalizing PostgreSQL errors by SQLSTATE", () => {
-  const cases: [state: string, code: "SCHEMA" | "INVALID_ARGUMENT" | undefined][] = [
+  const cases: [state: string, code: BrokerErrorCode | undefined][] = [
     ["42P01", "SCHEMA"],
     ["42703", "SCHEMA"],
     ["3F000", "SCHEMA"],
@@ -47,12 +52,18 @@ describe("normalizing PostgreSQL errors by SQLSTATE", () => {
     ["22P02", "INVALID_ARGUMENT"],
     ["22P05", "INVALID_ARGUMENT"],
     ["22001", "INVALID_ARGUMENT"],
-    ["23502", "INVALID_ARGUMENT"],
-    ["23505", "INVALID_ARGUMENT"],
-    ["23514", "INVALID_ARGUMENT"],
+    ["22003", "INVALID_ARGUMENT"],
+    ["22008", "INVALID_ARGUMENT"],
+    ["23502", "CONSTRAINT"],
+    ["23503", "CONSTRAINT"],
+    ["23505", "CONSTRAINT"],
+    ["23514", "CONSTRAINT"],
     ["0A000", "SCHEMA"],
     ["40001", undefined],
-    ["57P01", undefined],
+    ["57P01", "CONNECTION_LOST"],
+    ["57P02", "CONNECTION_LOST"],
+    ["57P03", "CONNECTION_LOST"],
+    ["08006", "CONNECTION_LOST"],
     ["XX000", undefined],
   ];
   for (const [state, code] of cases) {
@@ -72,11 +83,51 @@ describe("normalizing PostgreSQL errors by SQLSTATE", () => {
     });
   }
 
-  it("an error without a SQLSTATE is returned as it is", () => {
+  it("an error without a SQLSTATE and no known message is returned as it is", () => {
     const error = new Error("boom");
     expect(normalizeError(error, context)).toBe(error);
-    expect(codeForError({ code: "ECONNRESET" })).toBeUndefined();
   });
+
+  it("a rowclaim error is returned as it is", () => {
+    const error = new ConstraintError("already normalized");
+    expect(normalizeError(error, context)).toBe(error);
+  });
+
+  const clientCases: [what: string, error: Error, code: BrokerErrorCode][] = [
+    [
+      "a socket error ECONNREFUSED",
+      Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
+      "CONNECTION_LOST",
+    ],
+    [
+      "a socket error ECONNRESET",
+      Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }),
+      "CONNECTION_LOST",
+    ],
+    [
+      'pg\'s "Connection terminated unexpectedly"',
+      new Error("Connection terminated unexpectedly"),
+      "CONNECTION_LOST",
+    ],
+    [
+      'pg\'s "Client has encountered a connection error and is not queryable"',
+      new Error("Client has encountered a connection error and is not queryable"),
+      "CONNECTION_LOST",
+    ],
+    [
+      'pg-pool\'s "timeout exceeded when trying to connect"',
+      new Error("timeout exceeded when trying to connect"),
+      "CONNECTION_TIMEOUT",
+    ],
+  ];
+  for (const [what, error, code] of clientCases) {
+    it(`${what} becomes ${code}, with the native error as cause`, () => {
+      expect(codeForError(error)).toBe(code);
+      const normalized = normalizeError(error, context);
+      expect(BrokerError.is(normalized, code)).toBe(true);
+      expect((normalized as Error).cause).toBe(error);
+    });
+  }
 
   it("a SCHEMA error names the column the server names", () => {
     const normalized = normalizeError(pgError("42703", 'column "run_at" does not exist'), context);

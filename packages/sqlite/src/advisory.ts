@@ -6,19 +6,25 @@
  * while it is still claimable (`attempt = attempt + 1`, read back); a take that finds nothing
  * drops its key. A settlement runs by id and then drops the key; a release drops the key.
  *
- * Two processes on one database file do not see each other's keys, and a row may then be
- * delivered twice.
+ * Keys are kept in the process, so one process at a time may run advisory lock subscriptions
+ * on a database file: the first takes ownership of the file's advisory form (`advisory-owner.ts`,
+ * an operating-system file lock dropped when the process ends), and a second process is refused
+ * at subscribe with `UnsupportedFormError`, naming the lease form. A settlement that finds its
+ * row gone or finished changes nothing and fails with `LeaseLostError`.
  *
  * @module
  */
-import type {
-  AdvisoryClaimer,
-  Claimed,
-  ClaimedRow,
-  ClaimRequest,
-  Settlement,
-  TableDefinition,
+import {
+  type AdvisoryClaimer,
+  type Claimed,
+  type ClaimedRow,
+  type ClaimRequest,
+  LeaseLostError,
+  type Settlement,
+  type TableDefinition,
+  type TransactionWork,
 } from "@rowclaim/core";
+import { type AdvisoryOwnership, ownAdvisoryForm } from "./advisory-owner.js";
 import { retryBusy } from "./busy-retry.js";
 import type { SqliteStatement } from "./database.js";
 import { HeldKey, heldKeys } from "./keys.js";
@@ -29,6 +35,7 @@ import { checkSchema } from "./schema.js";
 import { SettlementStatements } from "./settle.js";
 import { advisoryCandidatesSql, advisoryKeySql, advisoryTakeSql, quoteColumns } from "./sql.js";
 import { inTransaction } from "./transaction.js";
+import { sqliteTransaction } from "./transactional.js";
 
 /** How many candidates a claim reads per row it may take, so that a vanished row can be passed over. */
 const CANDIDATES_PER_ROW = 2;
@@ -47,6 +54,7 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
   readonly #take: SqliteStatement;
   readonly #takeCounts: boolean;
   readonly #settlements: SettlementStatements;
+  readonly #ownership: AdvisoryOwnership;
 
   /**
    * Checks the table (every described column, the dead-letter table) and prepares every
@@ -54,6 +62,7 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
    *
    * @throws {SchemaError} a table or column is missing.
    * @throws {ServerTooOldError} SQLite is older than 3.35.
+   * @throws {UnsupportedFormError} another process runs advisory lock subscriptions on the file.
    */
   constructor(table: TableDefinition, context: ClaimerContext) {
     const columns = quoteColumns(table);
@@ -80,6 +89,7 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
         statement: this.#candidatesSql,
       });
     }
+    this.#ownership = ownAdvisoryForm(context.db, table);
   }
 
   async claim(request: ClaimRequest): Promise<readonly Claimed<HeldKey>[]> {
@@ -132,8 +142,9 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
 
   async settle(token: HeldKey, row: ClaimedRow, settlement: Settlement): Promise<void> {
     const { db, busy } = this.#context;
+    let changed: number;
     try {
-      await retryBusy(db, busy, () => this.#settlements.apply(row.id, undefined, settlement));
+      changed = await retryBusy(db, busy, () => this.#settlements.apply(row.id, undefined, settlement));
     } catch (error) {
       throw normalizeError(error, {
         table: this.#table.name,
@@ -142,11 +153,45 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     } finally {
       token.drop();
     }
+    if (changed === 0) {
+      throw new LeaseLostError(
+        `Table "${this.#table.name}" (SQLite, advisory lock form): the ${settlement.kind} settlement of row ${String(row.id)} found the row gone or finished while its key "${token.key}" was held (deleted or settled by hand?); it changed nothing.`,
+        { table: this.#table.name },
+      );
+    }
+  }
+
+  /**
+   * Transactional handlers: the synchronous body and the settlement in one IMMEDIATE
+   * transaction, the key held until it ends (`src/transactional.ts`). A body that fails keeps the
+   * key (the delivery settles later); anything else drops it.
+   */
+  async transaction(token: HeldKey, row: ClaimedRow, work: TransactionWork): Promise<void> {
+    const { db, busy } = this.#context;
+    let keep = false;
+    try {
+      await sqliteTransaction({
+        db,
+        busy,
+        table: this.#table,
+        id: row.id,
+        token: undefined,
+        settlements: this.#settlements,
+        work,
+        onBodyFailure: () => {
+          keep = true;
+        },
+      });
+    } finally {
+      if (!keep) token.drop();
+    }
   }
 
   async release(token: HeldKey): Promise<void> {
     token.drop();
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.#ownership.release();
+  }
 }

@@ -19,6 +19,7 @@ import {
   type Settlement,
   type TableDefinition,
   type TransactionMode,
+  type TransactionWork,
 } from "@rowclaim/core";
 import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
@@ -28,6 +29,7 @@ import { checkSchema, type NamedStatement } from "./schema.js";
 import { SettlementStatements } from "./settle.js";
 import { fifoLeaseClaimSql, leaseClaimSql, leaseExtendSql, type QuotedColumns, quoteColumns } from "./sql.js";
 import { inTransaction } from "./transaction.js";
+import { sqliteTransaction } from "./transactional.js";
 
 /** How a claimer runs: its connection, group, transaction mode and contention policy. */
 export interface ClaimerContext {
@@ -149,6 +151,24 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
         { table: this.#table.name },
       );
     }
+  }
+
+  /**
+   * Transactional handlers: fences the token, then runs the synchronous body and the settlement
+   * in one IMMEDIATE transaction (`src/transactional.ts`).
+   */
+  async transaction(id: RowId, work: TransactionWork, fence: () => Promise<LeaseToken>): Promise<void> {
+    const token = await fence();
+    const { db, busy } = this.#context;
+    await sqliteTransaction({
+      db,
+      busy,
+      table: this.#table,
+      id,
+      token: token.expiry,
+      settlements: this.#settlements,
+      work,
+    });
   }
 
   async close(): Promise<void> {}

@@ -4,7 +4,15 @@
  *
  * @module
  */
-import { type BrokerErrorCode, ClosedError, InvalidArgumentError, SchemaError } from "@rowclaim/core";
+import {
+  BrokerError,
+  type BrokerErrorCode,
+  ClosedError,
+  ConnectionTimeoutError,
+  ConstraintError,
+  InvalidArgumentError,
+  SchemaError,
+} from "@rowclaim/core";
 
 /** Where an error happened, for the message and the error's fields. */
 export interface ErrorContext {
@@ -39,10 +47,13 @@ export function isBusyError(error: unknown): boolean {
  * | native | core code |
  * | --- | --- |
  * | `SQLITE_ERROR` "no such table / column", "has no column named" | `SCHEMA` |
- * | `SQLITE_CONSTRAINT*`, `SQLITE_MISMATCH`, `SQLITE_TOOBIG`, `SQLITE_RANGE` | `INVALID_ARGUMENT` |
+ * | `SQLITE_CONSTRAINT*` (unique, foreign key, not null, check) | `CONSTRAINT` |
+ * | `SQLITE_MISMATCH`, `SQLITE_TOOBIG`, `SQLITE_RANGE` | `INVALID_ARGUMENT` |
+ * | `SQLITE_BUSY*`, `SQLITE_LOCKED*` that outlived the bounded busy retry | `CONNECTION_TIMEOUT` |
  * | `TypeError` "The database connection is not open" | `CLOSED` |
  */
 export function brokerCodeFor(error: unknown): BrokerErrorCode | undefined {
+  if (BrokerError.is(error)) return undefined;
   const code = sqliteCode(error);
   const message = error instanceof Error ? error.message : "";
   if (code === undefined) {
@@ -51,12 +62,9 @@ export function brokerCodeFor(error: unknown): BrokerErrorCode | undefined {
   if (code === "SQLITE_ERROR") {
     return /no such (table|column)|has no column named/i.test(message) ? "SCHEMA" : undefined;
   }
-  if (
-    code.startsWith("SQLITE_CONSTRAINT") ||
-    code === "SQLITE_MISMATCH" ||
-    code === "SQLITE_TOOBIG" ||
-    code === "SQLITE_RANGE"
-  ) {
+  if (code.startsWith("SQLITE_CONSTRAINT")) return "CONSTRAINT";
+  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return "CONNECTION_TIMEOUT";
+  if (code === "SQLITE_MISMATCH" || code === "SQLITE_TOOBIG" || code === "SQLITE_RANGE") {
     return "INVALID_ARGUMENT";
   }
   return undefined;
@@ -78,6 +86,16 @@ export function normalizeError(error: unknown, context: ErrorContext): unknown {
       return new SchemaError(
         `${where}: ${native}. Create the table and its columns as the description says (see driver.schemaSql(table)).`,
         { ...options, statement: context.statement },
+      );
+    case "CONSTRAINT":
+      return new ConstraintError(
+        `${where}: the database refused the write because it breaks a constraint (${native}). Nothing was written.`,
+        options,
+      );
+    case "CONNECTION_TIMEOUT":
+      return new ConnectionTimeoutError(
+        `${where}: the database stayed locked by another connection past the bounded wait (busyTimeout, then busyRetry) (${native}). Shorten the other connection's transactions, or raise busyRetry.attempts.`,
+        { ...options, waitedMs: Number.NaN },
       );
     case "INVALID_ARGUMENT":
       return new InvalidArgumentError(

@@ -90,10 +90,12 @@ export class SettlementStatements {
         }).changes;
       case "moveToTable": {
         const move = this.#move(settlement.table);
-        return inTransaction(this.#db, "immediate", () => {
+        const copyAndRemove = (): number => {
           if (move.copy.run(key).changes === 0) return 0;
           return move.remove.run(key).changes;
-        });
+        };
+        // Inside a transactional handler's transaction the move is part of it.
+        return this.#db.inTransaction ? copyAndRemove() : inTransaction(this.#db, "immediate", copyAndRemove);
       }
     }
   }

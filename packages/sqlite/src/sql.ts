@@ -186,15 +186,23 @@ export interface SettlementSql {
 }
 
 /**
+ * Which row a settlement applies to: the row by id, holding the delivery's lease token (lease
+ * form), or still unfinished (advisory lock form, on a table with processedAt): a row another
+ * claim or an operator settled meanwhile matches nothing, and the settlement then fails.
+ */
+function settlementWhere(c: QuotedColumns, tokenGuard: boolean): string {
+  if (tokenGuard && c.lockedUntil !== undefined) return `${c.id} = @id AND ${c.lockedUntil} = @token`;
+  if (c.processedAt !== undefined) return `${c.id} = @id AND ${c.processedAt} IS NULL`;
+  return `${c.id} = @id`;
+}
+
+/**
  * Builds the settlements. `tokenGuard` (lease form) adds `AND lockedUntil = @token`, so a
  * settlement takes effect only while the row still holds the delivery's lease. Settlements that
  * keep the row clear `lockedUntil`.
  */
 export function settlementSql(c: QuotedColumns, tokenGuard: boolean): SettlementSql {
-  const where =
-    tokenGuard && c.lockedUntil !== undefined
-      ? `${c.id} = @id AND ${c.lockedUntil} = @token`
-      : `${c.id} = @id`;
+  const where = settlementWhere(c, tokenGuard);
   const unlock = c.lockedUntil === undefined ? [] : [`${c.lockedUntil} = NULL`];
   const update = (sets: readonly string[]): string | null =>
     sets.length === 0 ? null : `UPDATE ${c.table} SET ${sets.join(", ")} WHERE ${where}`;
@@ -224,10 +232,7 @@ export function moveCopySql(
   const values = columns.map((column) =>
     column === table.columns.lockedUntil ? "NULL" : quoteIdentifier(column),
   );
-  const where =
-    tokenGuard && c.lockedUntil !== undefined
-      ? `${c.id} = @id AND ${c.lockedUntil} = @token`
-      : `${c.id} = @id`;
+  const where = settlementWhere(c, tokenGuard);
   return `INSERT INTO ${qualifiedTable(target, table.schema)} (${into.join(", ")}) SELECT ${values.join(", ")} FROM ${c.table} WHERE ${where}`;
 }
 

@@ -70,6 +70,7 @@ export const sqliteCapabilities: DriverCapabilities = driverCapabilities({
   advisoryScope: "process",
   crossProcessWake: false,
   transactionalPublish: true,
+  transactionalHandlers: ["lease", "advisory"],
 });
 
 /** The SQLite driver; made by {@link createSqliteDriver}. */
@@ -79,6 +80,12 @@ export class SqliteDriver implements Driver {
   readonly capabilities: DriverCapabilities = sqliteCapabilities;
   /** The connection every claim, settlement and publish (without `client`) runs on. */
   readonly database: SqliteDatabase;
+  /**
+   * Type only: transactional handler bodies (`delivery.transaction((db) => …)`) receive the
+   * better-sqlite3 `Database` the driver runs on, inside an IMMEDIATE transaction; the body must
+   * be synchronous.
+   */
+  declare readonly "~transactionClient"?: Database.Database;
   readonly #owned: boolean;
   readonly #busy: BusyRetryPolicy;
   readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();

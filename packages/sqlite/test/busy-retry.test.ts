@@ -1,4 +1,4 @@
-import { ack, createBroker, defineTable, leaseExpiry, silentLogger } from "@rowclaim/core";
+import { ack, BrokerError, createBroker, defineTable, leaseExpiry, silentLogger } from "@rowclaim/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSqliteDriver } from "../src/index.js";
 import { leaseTable, openConnection, publishRow, tempDatabaseFile, uniqueName, waitFor } from "./support.js";
@@ -55,7 +55,7 @@ describe("busy retry", () => {
     await driver.close();
   });
 
-  it("contention that outlasts every try surfaces as SQLITE_BUSY, never as a lost row", async () => {
+  it("contention that outlasts every try fails with CONNECTION_TIMEOUT (SQLITE_BUSY as its cause), never as a lost row", async () => {
     const { blocker, driver, claimer, id } = await claimerBehindBlocker({ attempts: 3, maxDelayMs: 1 });
     const now = new Date();
     const [held] = await claimer.claim({ limit: 1, now, expiry: leaseExpiry(now, 30) });
@@ -64,7 +64,8 @@ describe("busy retry", () => {
     const error = await claimer
       .settle(held.row.id, held.token, { kind: "delete" })
       .catch((caught: unknown) => caught);
-    expect((error as { code?: string }).code).toMatch(/^SQLITE_BUSY/);
+    expect(BrokerError.is(error, "CONNECTION_TIMEOUT")).toBe(true);
+    expect(((error as Error).cause as { code?: string }).code).toMatch(/^SQLITE_BUSY/);
     blocker.exec("COMMIT");
     await claimer.settle(held.row.id, held.token, { kind: "delete" });
     blocker.close();

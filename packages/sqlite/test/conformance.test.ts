@@ -1,7 +1,17 @@
-// Runs the shared conformance suite on the SQLite driver, exactly as a third-party driver would.
+// Runs the shared conformance suite on the SQLite driver, exactly as a third-party driver would:
+// the whole suite on databases the driver opens and closes, then the sub-suites where ownership
+// matters (advisory keys, shutdown, locking) on better-sqlite3 Databases the harness owns, as a
+// user passing `{ database }` does.
 import { fileURLToPath } from "node:url";
-import { runConformance } from "@rowclaim/conformance";
+import {
+  advisorySuite,
+  type ConformanceHarness,
+  lockingSuite,
+  runConformance,
+  shutdownSuite,
+} from "@rowclaim/conformance";
 import type { TableDefinition } from "@rowclaim/core";
+import { afterAll, describe } from "vitest";
 import { createSqliteDriver, quoteIdentifier } from "../src/index.js";
 import { openConnection, tempDatabaseFile } from "./support.js";
 
@@ -15,40 +25,68 @@ const tableName = (table: TableDefinition): string =>
     ? quoteIdentifier(table.name)
     : `${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)}`;
 
-runConformance({
-  name: "sqlite",
-  createDriver: () => createSqliteDriver({ filename: temp.file }),
-  execute: async (sql) => {
-    admin.exec(sql);
-  },
-  readRows: async (table) =>
-    admin
-      .prepare(`SELECT * FROM ${tableName(table)} ORDER BY ${quoteIdentifier(table.columns.id)}`)
-      .all() as Record<string, unknown>[],
-  dropTable: async (table) => {
-    admin.exec(`DROP TABLE IF EXISTS ${tableName(table)}`);
-  },
-  // The client publish({ client }) takes: a better-sqlite3 Database of the tests' own, in an
-  // explicit transaction. A connection apart from `admin`, so that readRows (on `admin`) does not
-  // see the rows before the transaction commits.
-  inTransaction: async (body, { rollback }) => {
-    const connection = openConnection(temp.file);
-    try {
-      connection.exec("BEGIN IMMEDIATE");
+/** The harness; `pools: "user"` runs every broker on a Database the harness opens and closes. */
+function sqliteHarness(name: string, tablePrefix: string, pools: "driver" | "user"): ConformanceHarness {
+  return {
+    name,
+    tablePrefix,
+    pools,
+    createDriver: () => createSqliteDriver({ filename: temp.file }),
+    // A better-sqlite3 Database is one connection: the driver never checks one out of it, so
+    // nothing can be left checked out; what it could leave behind is a key, which the next
+    // broker (on another Database) would wait for.
+    createUserPoolDriver: () => {
+      const database = openConnection(temp.file);
+      return {
+        driver: createSqliteDriver({ database }),
+        checkedOut: () => 0,
+        end: async () => {
+          database.close();
+        },
+      };
+    },
+    execute: async (sql) => {
+      admin.exec(sql);
+    },
+    readRows: async (table) =>
+      admin
+        .prepare(`SELECT * FROM ${tableName(table)} ORDER BY ${quoteIdentifier(table.columns.id)}`)
+        .all() as Record<string, unknown>[],
+    dropTable: async (table) => {
+      admin.exec(`DROP TABLE IF EXISTS ${tableName(table)}`);
+    },
+    // The client publish({ client }) takes: a better-sqlite3 Database of the tests' own, in an
+    // explicit transaction. A connection apart from `admin`, so that readRows (on `admin`) does not
+    // see the rows before the transaction commits.
+    inTransaction: async (body, { rollback }) => {
+      const connection = openConnection(temp.file);
       try {
-        await body(connection);
-      } catch (error) {
-        connection.exec("ROLLBACK");
-        throw error;
+        connection.exec("BEGIN IMMEDIATE");
+        try {
+          await body(connection);
+        } catch (error) {
+          connection.exec("ROLLBACK");
+          throw error;
+        }
+        connection.exec(rollback ? "ROLLBACK" : "COMMIT");
+      } finally {
+        connection.close();
       }
-      connection.exec(rollback ? "ROLLBACK" : "COMMIT");
-    } finally {
-      connection.close();
-    }
-  },
-  childDriverModule: fileURLToPath(new URL("./child-driver.mjs", import.meta.url)),
-  close: async () => {
-    admin.close();
-    temp.remove();
-  },
+    },
+    childDriverModule: fileURLToPath(new URL("./child-driver.mjs", import.meta.url)),
+  };
+}
+
+runConformance(sqliteHarness("sqlite", "rc_", "driver"));
+
+describe("rowclaim conformance on databases the user owns: sqlite", () => {
+  const harness = sqliteHarness("sqlite (user database)", "rcu_", "user");
+  advisorySuite(harness);
+  shutdownSuite(harness);
+  lockingSuite(harness);
+});
+
+afterAll(() => {
+  admin.close();
+  temp.remove();
 });

@@ -10,7 +10,10 @@ export async function runExample(
   send: (payload: unknown) => Promise<void>,
 ): Promise<Broker> {
   // #region readme
-  const jobs = defineTable({
+  interface Email {
+    to: string;
+  }
+  const jobs = defineTable<Email>({
     name: "jobs",
     columns: { id: "id", payload: "payload", attempt: "attempt", lockedUntil: "locked_until" },
   });

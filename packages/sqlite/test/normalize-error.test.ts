@@ -42,19 +42,19 @@ const cases: readonly {
   {
     what: 'SQLITE_CONSTRAINT_NOTNULL "NOT NULL constraint failed: jobs.payload"',
     error: native("SQLITE_CONSTRAINT_NOTNULL", "NOT NULL constraint failed: jobs.payload"),
-    code: "INVALID_ARGUMENT",
+    code: "CONSTRAINT",
     busy: false,
   },
   {
     what: 'SQLITE_CONSTRAINT_UNIQUE "UNIQUE constraint failed"',
     error: native("SQLITE_CONSTRAINT_UNIQUE", "UNIQUE constraint failed"),
-    code: "INVALID_ARGUMENT",
+    code: "CONSTRAINT",
     busy: false,
   },
   {
     what: 'SQLITE_CONSTRAINT_CHECK "CHECK constraint failed"',
     error: native("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed"),
-    code: "INVALID_ARGUMENT",
+    code: "CONSTRAINT",
     busy: false,
   },
   {
@@ -78,31 +78,31 @@ const cases: readonly {
   {
     what: 'SQLITE_BUSY "database is locked"',
     error: native("SQLITE_BUSY", "database is locked"),
-    code: undefined,
+    code: "CONNECTION_TIMEOUT",
     busy: true,
   },
   {
     what: 'SQLITE_BUSY_SNAPSHOT "database is locked"',
     error: native("SQLITE_BUSY_SNAPSHOT", "database is locked"),
-    code: undefined,
+    code: "CONNECTION_TIMEOUT",
     busy: true,
   },
   {
     what: 'SQLITE_BUSY_RECOVERY "database is locked"',
     error: native("SQLITE_BUSY_RECOVERY", "database is locked"),
-    code: undefined,
+    code: "CONNECTION_TIMEOUT",
     busy: true,
   },
   {
     what: 'SQLITE_LOCKED "database table is locked"',
     error: native("SQLITE_LOCKED", "database table is locked"),
-    code: undefined,
+    code: "CONNECTION_TIMEOUT",
     busy: true,
   },
   {
     what: 'SQLITE_LOCKED_SHAREDCACHE "database table is locked"',
     error: native("SQLITE_LOCKED_SHAREDCACHE", "database table is locked"),
-    code: undefined,
+    code: "CONNECTION_TIMEOUT",
     busy: true,
   },
   {
@@ -159,7 +159,7 @@ describe("normalizeError maps SQLite errors to core codes", () => {
     expect(brokerCodeFor(thrown(() => db.prepare("SELECT * FROM nowhere")))).toBe("SCHEMA");
     db.exec("CREATE TABLE t (x NOT NULL)");
     expect(brokerCodeFor(thrown(() => db.prepare("INSERT INTO t (x) VALUES (NULL)").run()))).toBe(
-      "INVALID_ARGUMENT",
+      "CONSTRAINT",
     );
     db.close();
     expect(brokerCodeFor(thrown(() => db.prepare("SELECT 1")))).toBe("CLOSED");

@@ -1,12 +1,21 @@
 /**
- * `rowclaim bench`: for each claim form, publishes N jobs, drains them with no-op handlers and
- * prints the publish rate and the drain rate. A benchmark prints figures; nothing asserts them.
+ * `rowclaim bench`: for each claim form, drains N pre-inserted no-op jobs with rowclaim (the
+ * library's defaults unless `--batch` is given) and with a hand-written loop of the same
+ * statements (`src/bench/*-loop.ts`), at each worker count, in interleaved rounds, and prints
+ * the medians and the ratio rowclaim ÷ loop. A benchmark prints figures; nothing asserts them.
  *
  * @module
  */
-import { type ClaimFormName, createBroker } from "@rowclaim/core";
+import {
+  type ClaimFormName,
+  createBroker,
+  type SubscribeOptions,
+  type TableDefinition,
+} from "@rowclaim/core";
 import { dropTableSql } from "../admin-sql.js";
 import { booleanFlag, integerFlag, listFlag, stringFlag } from "../args.js";
+import { type HandWrittenLoop, openHandWrittenLoop } from "../bench/loop.js";
+import { type Contender, contenderOrder, formatRatio, median, perSecond } from "../bench/rounds.js";
 import { type Command, type CommandIO, EXIT_FAILED, EXIT_OK } from "../command.js";
 import {
   type DatabaseSession,
@@ -17,28 +26,44 @@ import {
 import { accountValues, publishInChunks, RunMessages, subscriptionProgress } from "../publish-drain.js";
 import { checkPrefix, formNames, formTableSuffix, standardTable } from "../tables.js";
 import { describeTarget } from "../target.js";
-import { formatPerSecond, formatSeconds, formatTextTable } from "../text-table.js";
+import { formatTextTable } from "../text-table.js";
 
-/** One form's figures. */
+/** One contender's figures in one cell: jobs/s of each round, and their median. */
+export interface ContenderFigures {
+  /** Jobs per second, round by round (in the order the rounds ran). */
+  readonly perSecond: readonly number[];
+  /** The median of {@link ContenderFigures.perSecond}. */
+  readonly median: number;
+  /** The fewest jobs settled in a round (equal to the jobs when every round drained). */
+  readonly drained: number;
+}
+
+/** One cell's figures: a form at a worker count, rowclaim beside the hand-written loop. */
 export interface BenchResult {
   readonly form: ClaimFormName;
-  readonly table: string;
+  readonly workers: number;
+  /** The batch the subscription used (the library's default unless `--batch` was given). */
+  readonly batch: number;
   readonly jobs: number;
-  readonly publishMs: number;
-  readonly drainMs: number;
-  /** Jobs acked within the timeout. */
-  readonly drained: number;
+  readonly rowclaim: ContenderFigures;
+  readonly loop: ContenderFigures;
+  /** rowclaim's median ÷ the loop's median. */
+  readonly ratio: number;
 }
 
 /** The `bench` command. */
 export const benchCommand: Command = {
   spec: {
     name: "bench",
-    summary: "publish N jobs per claim form, drain them with no-op handlers, print jobs/s",
+    summary:
+      "drain N no-op jobs per claim form with rowclaim and with a hand-written loop, print jobs/s and the ratio",
     details: [
-      "For each form (every form the driver offers unless --form names some): drops and creates",
-      "<prefix>_<form>, publishes N jobs in chunks of 500 and times it, then drains them with",
-      "handlers that do nothing and times that. The tables are dropped afterwards.",
+      "For each form (every form the driver offers unless --form names some) and each --workers",
+      "count: publishes N jobs into <prefix>_<form>, drains them with rowclaim's defaults (a",
+      "subscription with that many workers and no other option, unless --batch is given), then",
+      "does the same with a hand-written loop of the same claim and settlement statements (one",
+      "loop per worker, each on its own connection). Rounds interleave every measurement and the",
+      "two take turns going first; the figures are the medians. The tables are dropped afterwards.",
     ],
     flags: {
       url: sessionUrlFlag,
@@ -47,21 +72,22 @@ export const benchCommand: Command = {
         value: "N",
         max: 10_000_000,
         defaultText: "5000",
-        description: "Jobs per form.",
+        description: "Jobs per form, worker count and round.",
       },
       workers: {
         type: "integer",
         value: "N",
         max: 256,
-        defaultText: "4",
-        description: "Handlers running at once.",
+        multiple: true,
+        defaultText: "1,8",
+        description: "Handlers running at once (rowclaim's workers; the loop's concurrent loops).",
       },
       batch: {
         type: "integer",
         value: "N",
         max: 1000,
-        defaultText: "the workers",
-        description: "Rows one claim takes at most.",
+        defaultText: "the library's default",
+        description: "Rows one rowclaim claim takes at most (at most the workers).",
       },
       form: {
         type: "string",
@@ -70,12 +96,19 @@ export const benchCommand: Command = {
         multiple: true,
         description: "The forms to measure.",
       },
+      rounds: {
+        type: "integer",
+        value: "N",
+        max: 99,
+        defaultText: "3",
+        description: "Rounds; each figure is the median of its rounds.",
+      },
       timeout: {
         type: "integer",
         value: "SECONDS",
         max: 86_400,
         defaultText: "300",
-        description: "Give up a form's drain after this long.",
+        description: "Give up one drain after this long.",
       },
       prefix: {
         type: "string",
@@ -87,17 +120,26 @@ export const benchCommand: Command = {
     },
     examples: [
       "rowclaim bench",
-      "rowclaim bench --url postgres://postgres@127.0.0.1:5432/test --jobs 20000 --workers 8 --form lease,advisory",
+      "rowclaim bench --url postgres://postgres@127.0.0.1:5432/test --jobs 10000 --workers 1,8 --form lease,rowLock",
     ],
   },
   async run(flags, io) {
     const jobs = integerFlag(flags, "jobs", 5000);
-    const workers = integerFlag(flags, "workers", 4);
-    const batch = integerFlag(flags, "batch", workers);
+    const given = flags.values.workers as readonly number[] | undefined;
+    const workerCounts = [...new Set(given === undefined || given.length === 0 ? [1, 8] : given)];
+    const batch = typeof flags.values.batch === "number" ? flags.values.batch : undefined;
+    const rounds = integerFlag(flags, "rounds", 3);
     const timeoutMs = integerFlag(flags, "timeout", 300) * 1000;
     const prefix = stringFlag(flags, "prefix", "rowclaim_bench");
     checkPrefix(prefix, "bench");
-    const session = await openDatabaseSession(stringFlag(flags, "url"), "bench", workers + 4);
+    if (batch !== undefined && workerCounts.some((workers) => workers < batch)) {
+      io.stderr.write(
+        `rowclaim bench: --batch ${batch} is larger than --workers ${Math.min(...workerCounts)}.\n`,
+      );
+      return EXIT_FAILED;
+    }
+    const most = Math.max(...workerCounts);
+    const session = await openDatabaseSession(stringFlag(flags, "url"), "bench", most + 4);
     try {
       const offered = session.driver.capabilities.forms;
       const asked = listFlag(flags, "form") as ClaimFormName[];
@@ -115,7 +157,16 @@ export const benchCommand: Command = {
           : formNames.filter((form) => offered.includes(form));
       return await runBench(
         session,
-        { forms, jobs, workers, batch, timeoutMs, prefix, json: booleanFlag(flags, "json") },
+        {
+          forms,
+          jobs,
+          workerCounts,
+          batch,
+          rounds,
+          timeoutMs,
+          prefix,
+          json: booleanFlag(flags, "json"),
+        },
         io,
       );
     } finally {
@@ -127,76 +178,165 @@ export const benchCommand: Command = {
 interface BenchSettings {
   readonly forms: readonly ClaimFormName[];
   readonly jobs: number;
-  readonly workers: number;
-  readonly batch: number;
+  readonly workerCounts: readonly number[];
+  readonly batch: number | undefined;
+  readonly rounds: number;
   readonly timeoutMs: number;
   readonly prefix: string;
   readonly json: boolean;
+}
+
+interface Cell {
+  readonly form: ClaimFormName;
+  readonly workers: number;
+  readonly table: TableDefinition;
+  batch: number;
+  readonly figures: Record<Contender, { perSecond: number[]; drained: number[] }>;
+}
+
+/** The options `rowclaim bench` gives `subscribe`, as the text line says them. */
+export function describeOptions(batch: number | undefined): string {
+  return batch === undefined
+    ? "subscribe(table, handler, { workers }): every other option at the library's default (batch as printed per line)"
+    : `subscribe(table, handler, { workers, batch: ${batch} }): every other option at the library's default`;
 }
 
 async function runBench(session: DatabaseSession, settings: BenchSettings, io: CommandIO): Promise<number> {
   const messages = new RunMessages(io.stderr);
   const broker = createBroker({ driver: session.driver, logger: messages.logger });
   io.stderr.write(
-    `rowclaim bench on ${describeTarget(session.target)}: ${settings.jobs} jobs per form, ${settings.workers} workers, batch ${settings.batch}.\n`,
+    `rowclaim bench on ${describeTarget(session.target)}: ${settings.jobs} jobs per drain, workers ${settings.workerCounts.join(" and ")}, ${settings.rounds} interleaved rounds, medians.\n` +
+      `rowclaim: ${describeOptions(settings.batch)}. Loop: the same statements, one row a claim, one connection per worker.\n`,
   );
-  const results: BenchResult[] = [];
+  const cells: Cell[] = [];
+  for (const form of settings.forms) {
+    const name = `${settings.prefix}_${formTableSuffix[form]}`;
+    const table = standardTable({ name, form, key: `${name}:{account}` });
+    for (const workers of settings.workerCounts) {
+      cells.push({
+        form,
+        workers,
+        table,
+        batch: settings.batch ?? 0,
+        figures: { rowclaim: { perSecond: [], drained: [] }, loop: { perSecond: [], drained: [] } },
+      });
+    }
+  }
+  const loops = new Map<ClaimFormName, HandWrittenLoop>();
+  let short = false;
   try {
     for (const form of settings.forms) {
-      const name = `${settings.prefix}_${formTableSuffix[form]}`;
-      const table = standardTable({ name, form, key: `${name}:{account}` });
-      await recreateTables(session, [name], [table]);
-      const publishStart = performance.now();
-      await publishInChunks(broker, table, settings.jobs, (n) => ({
-        payload: { n },
-        ...accountValues(form, `acct-${n % 1000}`),
-      }));
-      const publishMs = performance.now() - publishStart;
-      const drainStart = performance.now();
-      const subscription = await broker.subscribe(table, () => undefined, {
-        workers: settings.workers,
-        batch: settings.batch,
-        pollInterval: 50,
-      });
-      const { endedAt } = await messages.watch(
-        () => [subscriptionProgress(form, settings.jobs, subscription)],
-        () => subscription.stats.acked >= settings.jobs,
-        { timeoutMs: settings.timeoutMs, everyMs: 5 },
+      const table = cells.find((cell) => cell.form === form)?.table as TableDefinition;
+      loops.set(
+        form,
+        await openHandWrittenLoop(session.target, {
+          table,
+          form,
+          connections: Math.max(...settings.workerCounts),
+        }),
       );
-      const drainMs = endedAt - drainStart;
-      const drained = subscription.stats.acked;
-      await subscription.stop({ timeout: 5000 });
-      await session.admin.execute(dropTableSql(session.target.dialect, name));
-      results.push({ form, table: name, jobs: settings.jobs, publishMs, drainMs, drained });
     }
+    for (let round = 0; round < settings.rounds; round += 1) {
+      for (const cell of cells) {
+        for (const contender of contenderOrder(round)) {
+          const { table, form, workers } = cell;
+          await recreateTables(session, [table.name], [table]);
+          await publishInChunks(broker, table, settings.jobs, (n) => ({
+            payload: { n },
+            ...accountValues(form, `acct-${n % 1000}`),
+          }));
+          const label = `${form} ×${workers} ${contender} (round ${round + 1}/${settings.rounds})`;
+          let drained: number;
+          let ms: number;
+          if (contender === "rowclaim") {
+            const start = performance.now();
+            const options: SubscribeOptions = {
+              workers,
+              ...(settings.batch === undefined ? {} : { batch: settings.batch }),
+            };
+            const subscription = await broker.subscribe(table, () => undefined, options);
+            cell.batch = subscription.batch;
+            const { endedAt } = await messages.watch(
+              () => [subscriptionProgress(label, settings.jobs, subscription)],
+              () => subscription.stats.acked >= settings.jobs,
+              { timeoutMs: settings.timeoutMs, everyMs: 2 },
+            );
+            ms = endedAt - start;
+            drained = subscription.stats.acked;
+            await subscription.stop({ timeout: 5000 });
+          } else {
+            const loop = loops.get(form) as HandWrittenLoop;
+            const start = performance.now();
+            drained = await loop.drain(workers);
+            ms = performance.now() - start;
+          }
+          if (drained < settings.jobs) {
+            short = true;
+            io.stderr.write(
+              `rowclaim bench: ${label}: only ${drained} of ${settings.jobs} jobs drained within ${settings.timeoutMs / 1000} s.\n`,
+            );
+          }
+          cell.figures[contender].perSecond.push(perSecond(drained, ms));
+          cell.figures[contender].drained.push(drained);
+        }
+      }
+    }
+    for (const cell of cells)
+      await session.admin.execute(dropTableSql(session.target.dialect, cell.table.name));
   } finally {
+    for (const loop of loops.values()) await loop.close();
     await broker.close({ timeout: 5000 });
   }
+  const results: BenchResult[] = cells.map((cell) => {
+    const summary = (contender: Contender): ContenderFigures => ({
+      perSecond: cell.figures[contender].perSecond.map(Math.round),
+      median: Math.round(median(cell.figures[contender].perSecond)),
+      drained: Math.min(...cell.figures[contender].drained),
+    });
+    const rowclaim = summary("rowclaim");
+    const loop = summary("loop");
+    return {
+      form: cell.form,
+      workers: cell.workers,
+      batch: cell.batch,
+      jobs: settings.jobs,
+      rowclaim,
+      loop,
+      ratio: Number(
+        formatRatio(median(cell.figures.rowclaim.perSecond), median(cell.figures.loop.perSecond)),
+      ),
+    };
+  });
   if (settings.json) {
     io.stdout.write(
-      `${JSON.stringify({ database: session.target.dialect, workers: settings.workers, batch: settings.batch, results }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          database: session.target.dialect,
+          jobs: settings.jobs,
+          rounds: settings.rounds,
+          options: settings.batch === undefined ? { batch: "default" } : { batch: settings.batch },
+          results,
+        },
+        null,
+        2,
+      )}\n`,
     );
   } else {
     io.stdout.write(formatBenchSummary(results));
   }
-  const short = results.filter((result) => result.drained < result.jobs);
-  for (const result of short) {
-    io.stderr.write(
-      `rowclaim bench: ${result.form}: only ${result.drained} of ${result.jobs} jobs drained within ${settings.timeoutMs / 1000} s.\n`,
-    );
-  }
-  return short.length > 0 ? EXIT_FAILED : EXIT_OK;
+  return short ? EXIT_FAILED : EXIT_OK;
 }
 
-/** The bench figures: publish and drain time and rate per form. */
+/** The bench figures: per form and worker count, the batch used, both medians and their ratio. */
 export function formatBenchSummary(results: readonly BenchResult[]): string {
   const rows = results.map((result) => [
     result.form,
+    String(result.workers),
+    String(result.batch),
     String(result.jobs),
-    formatSeconds(result.publishMs),
-    formatPerSecond(result.jobs, result.publishMs),
-    formatSeconds(result.drainMs),
-    formatPerSecond(result.drained, result.drainMs),
+    String(result.rowclaim.median),
+    String(result.loop.median),
+    Number.isFinite(result.ratio) ? result.ratio.toFixed(2) : "-",
   ]);
-  return `\n${formatTextTable(["form", "jobs", "publish", "publish jobs/s", "drain", "drain jobs/s"], rows)}`;
+  return `\n${formatTextTable(["form", "workers", "batch", "jobs", "rowclaim jobs/s", "loop jobs/s", "rowclaim ÷ loop"], rows)}`;
 }

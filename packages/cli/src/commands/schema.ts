@@ -1,15 +1,88 @@
 /**
  * `rowclaim schema`: prints the recommended `CREATE TABLE` and claim-order index of a table, as
- * the dialect's driver writes it (`driver.schemaSql`).
+ * the dialect's driver writes it (`driver.schemaSql`); with `--apply --url`, creates the table
+ * (or adds what an existing one lacks) in the database. Running it again changes nothing.
  *
  * @module
  */
-import type { ClaimFormName, PayloadType } from "@rowclaim/core";
-import { booleanFlag, stringFlag, UsageError } from "../args.js";
-import { type Command, EXIT_OK } from "../command.js";
+import type { ClaimFormName, PayloadType, TableDefinition } from "@rowclaim/core";
+import { openAdminConnection } from "../admin-connection.js";
+import { booleanFlag, type FlagSpec, type ParsedFlags, stringFlag, UsageError } from "../args.js";
+import { type Command, EXIT_FAILED, EXIT_OK } from "../command.js";
 import { schemaDriver } from "../connect.js";
+import { checkTable, describeProblem } from "../table-check.js";
 import { defaultKey, formNames, standardTable } from "../tables.js";
-import { type Dialect, dialects } from "../target.js";
+import { type Dialect, describeTarget, dialects, parseTarget, type Target } from "../target.js";
+
+/** The flags that describe a table of the standard layout, shared by `schema` and `check`. */
+export const tableShapeFlags: Readonly<Record<string, FlagSpec>> = Object.freeze({
+  table: { type: "string", value: "NAME", required: true, description: "The table's name." },
+  form: {
+    type: "string",
+    value: "FORM",
+    choices: formNames,
+    defaultText: "lease",
+    description: "The claim form the table takes.",
+  },
+  key: {
+    type: "string",
+    value: "TEMPLATE",
+    defaultText: '"<table>:{queue}"',
+    description: "Advisory form: the key template; placeholders naming new columns add them.",
+  },
+  "payload-type": {
+    type: "string",
+    value: "TYPE",
+    choices: ["json", "text", "bytes"],
+    defaultText: "json",
+    description: "How the payload is held.",
+  },
+  "processed-at": {
+    type: "boolean",
+    description: "Add processed_at: ack marks rows instead of deleting them.",
+  },
+  headers: { type: "boolean", description: "Add a headers column (a JSON map beside the payload)." },
+});
+
+/** The table the shape flags describe. */
+export function tableFromFlags(flags: ParsedFlags, command: string): TableDefinition {
+  const name = stringFlag(flags, "table") as string;
+  const form = stringFlag(flags, "form", "lease") as ClaimFormName;
+  const key = stringFlag(flags, "key");
+  if (key !== undefined && form !== "advisory") {
+    throw new UsageError(
+      `--key is the advisory form's key template; add --form advisory or leave --key out.`,
+      command,
+    );
+  }
+  return standardTable({
+    name,
+    form,
+    payloadType: stringFlag(flags, "payload-type", "json") as PayloadType,
+    processedAt: booleanFlag(flags, "processed-at"),
+    headers: booleanFlag(flags, "headers"),
+    ...(form === "advisory" ? { key: key ?? defaultKey(name) } : {}),
+  });
+}
+
+/** The target and dialect `--url` and `--dialect` name; `--url` alone gives both. */
+export function targetFromFlags(
+  flags: ParsedFlags,
+  command: string,
+): { dialect: Dialect; target: Target | undefined } {
+  const url = stringFlag(flags, "url");
+  const dialect = stringFlag(flags, "dialect") as Dialect | undefined;
+  const target = url === undefined ? undefined : parseTarget(url, command);
+  if (target !== undefined && dialect !== undefined && target.dialect !== dialect) {
+    throw new UsageError(
+      `--dialect ${dialect} does not match --url, which names ${target.dialect}.`,
+      command,
+    );
+  }
+  const chosen = dialect ?? target?.dialect;
+  if (chosen === undefined) throw new UsageError("give --dialect, or --url to name the database.", command);
+  return { dialect: chosen, target };
+}
 
 /** The `schema` command. */
 export const schemaCommand: Command = {
@@ -26,66 +99,41 @@ export const schemaCommand: Command = {
         type: "string",
         value: "DIALECT",
         choices: dialects,
-        required: true,
-        description: "The database's SQL dialect.",
+        defaultText: "the --url's",
+        description: "The database's SQL dialect (needed without --url).",
       },
-      table: { type: "string", value: "NAME", required: true, description: "The table's name." },
-      form: {
+      url: {
         type: "string",
-        value: "FORM",
-        choices: formNames,
-        defaultText: "lease",
-        description: "The claim form the table takes.",
+        value: "URL",
+        description: "The database: postgres://…, mysql://…, sqlite:FILE or a file path (with --apply).",
       },
-      key: {
-        type: "string",
-        value: "TEMPLATE",
-        defaultText: '"<table>:{queue}"',
-        description: "Advisory form: the key template; placeholders naming new columns add them.",
-      },
-      "payload-type": {
-        type: "string",
-        value: "TYPE",
-        choices: ["json", "text", "bytes"],
-        defaultText: "json",
-        description: "How the payload is held.",
-      },
-      "processed-at": {
+      apply: {
         type: "boolean",
-        description: "Add processed_at: ack marks rows instead of deleting them.",
+        description:
+          "Create the table and index in the --url database, or add the columns and index an existing table lacks. Idempotent.",
       },
-      headers: { type: "boolean", description: "Add a headers column (a JSON map beside the payload)." },
+      ...tableShapeFlags,
     },
     examples: [
       "rowclaim schema --dialect postgres --table jobs",
       "rowclaim schema --dialect mysql --table emails --form advisory --key 'emails-{account}'",
       "rowclaim schema --dialect sqlite --table tasks --processed-at | sqlite3 app.db",
+      "rowclaim schema --apply --url postgres://localhost/app --table jobs",
     ],
   },
   async run(flags, io) {
-    const dialect = stringFlag(flags, "dialect") as Dialect;
-    const name = stringFlag(flags, "table") as string;
+    const { dialect, target } = targetFromFlags(flags, "schema");
     const form = stringFlag(flags, "form", "lease") as ClaimFormName;
-    const key = stringFlag(flags, "key");
-    if (key !== undefined && form !== "advisory") {
-      throw new UsageError(
-        `--key is the advisory form's key template; add --form advisory or leave --key out.`,
-        "schema",
-      );
-    }
-    const table = standardTable({
-      name,
-      form,
-      payloadType: stringFlag(flags, "payload-type", "json") as PayloadType,
-      processedAt: booleanFlag(flags, "processed-at"),
-      headers: booleanFlag(flags, "headers"),
-      ...(form === "advisory" ? { key: key ?? defaultKey(name) } : {}),
-    });
+    const table = tableFromFlags(flags, "schema");
+    const apply = booleanFlag(flags, "apply");
+    if (apply && target === undefined)
+      throw new UsageError("--apply needs --url: the database to create the table in.", "schema");
     const { sql, offered, driverName } = await schemaDriver(dialect, (driver) => ({
       sql: driver.schemaSql(table),
       offered: driver.capabilities.forms.includes(form),
       driverName: driver.name,
     }));
+    if (apply && target !== undefined) return await applySchema(target, table, sql, io);
     io.stdout.write(sql.endsWith("\n") ? sql : `${sql}\n`);
     if (!offered) {
       io.stderr.write(
@@ -95,3 +143,48 @@ export const schemaCommand: Command = {
     return EXIT_OK;
   },
 };
+
+/**
+ * Creates the table (or adds what it lacks) and checks the result. Prints each statement it runs
+ * on stdout. Fails where a fix needs more than a statement (SQLite cannot change a column's type).
+ */
+async function applySchema(
+  target: Target,
+  table: TableDefinition,
+  sql: string,
+  io: Parameters<Command["run"]>[1],
+): Promise<number> {
+  const connection = await openAdminConnection(target);
+  try {
+    const before = await checkTable(connection, table.name, sql);
+    if (before.problems.length === 0) {
+      io.stderr.write(
+        `rowclaim schema: table ${table.name} in ${describeTarget(target)} already matches; nothing to do.\n`,
+      );
+      return EXIT_OK;
+    }
+    if (!before.fixable) {
+      for (const problem of before.problems)
+        io.stderr.write(`rowclaim schema: ${describeProblem(table.name, problem)}\n`);
+      io.stdout.write(`${before.fixes.join("\n")}\n`);
+      io.stderr.write(
+        "rowclaim schema: not every difference can be fixed by a statement; nothing was changed.\n",
+      );
+      return EXIT_FAILED;
+    }
+    for (const statement of before.fixes) {
+      io.stdout.write(`${statement}\n`);
+      await connection.execute(statement);
+    }
+    const after = await checkTable(connection, table.name, sql);
+    if (after.problems.length > 0) {
+      for (const problem of after.problems)
+        io.stderr.write(`rowclaim schema: ${describeProblem(table.name, problem)}\n`);
+      return EXIT_FAILED;
+    }
+    io.stderr.write(`rowclaim schema: table ${table.name} in ${describeTarget(target)} is ready.\n`);
+    return EXIT_OK;
+  } finally {
+    await connection.close();
+  }
+}

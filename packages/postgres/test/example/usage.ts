@@ -1,7 +1,7 @@
 // The usage example the README shows (the lines between usage:start and usage:end), run by
 // readme-example.test.ts so that it cannot drift.
 import { ack, createBroker, defineTable } from "@rowclaim/core";
-import { createPostgresDriver } from "../../src/index.js";
+import { createPostgresDriver } from "@rowclaim/postgres";
 
 /** Creates the table, subscribes a handler, publishes one email and closes. */
 export async function sendEmails(

@@ -1,0 +1,337 @@
+/**
+ * Publish → handler latency: one job at a time into an idle queue, from just before the publish
+ * call to the handler's first line, in one process and from another process (a child publishing;
+ * PostgreSQL wakes the subscriber with LISTEN/NOTIFY where the queue offers it). Wall-clock time
+ * at sub-millisecond resolution (`performance.timeOrigin + performance.now()`), which both
+ * processes on one machine share.
+ *
+ * @module
+ */
+import { fork } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Broker, type ClaimFormName, createBroker } from "@rowclaim/core";
+import { createPostgresDriver } from "@rowclaim/postgres";
+import { createSqliteDriver } from "@rowclaim/sqlite";
+import Database from "better-sqlite3";
+import { makeWorkerUtils, type Runner, run } from "graphile-worker";
+import pg from "pg";
+import PgBoss from "pg-boss";
+import { better, defineQueue, defineWorker } from "plainjob";
+import { waitUntil } from "./contender.js";
+import { graphileTuning, quietLogger } from "./graphile-worker.js";
+import { benchTable } from "./rowclaim.js";
+import { percentile, round } from "./statistics.js";
+
+/** Milliseconds since the epoch, with sub-millisecond resolution. */
+export function wallNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Where the job is published from. */
+export type LatencyScope = "in-process" | "cross-process";
+
+/** One subject's latency figures. */
+export interface LatencyResult {
+  readonly id: string;
+  readonly label: string;
+  readonly scope: LatencyScope;
+  readonly samples: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly settings: string;
+}
+
+/** A publisher: in this process, or the child's. */
+export interface LatencyPublisher {
+  publish(sentAt: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A queue whose latency is measured: its consumer here, its publisher here or in a child. */
+interface LatencySubject {
+  readonly id: string;
+  readonly label: string;
+  readonly settings: string;
+  /**
+   * Starts consuming (`onReceive` gets each job's `sentAt`) and resolves the in-process
+   * publisher: the consumer's own broker, runner or queue, as a user publishes.
+   */
+  start(onReceive: (sentAt: number) => void): Promise<LatencyPublisher>;
+  /** Stops consuming and closes. */
+  stop(): Promise<void>;
+}
+
+const latencyTable = (form: ClaimFormName) => benchTable(`rowclaim_wslat_${form.toLowerCase()}`, form);
+
+const formLabel: Record<ClaimFormName, string> = {
+  lease: "lease",
+  rowLock: "row lock",
+  advisory: "advisory",
+};
+
+function rowclaimPublisher(broker: Broker, form: ClaimFormName): LatencyPublisher {
+  const table = latencyTable(form);
+  return {
+    async publish(sentAt) {
+      await broker.publish(table, { sentAt }, form === "advisory" ? { values: { account: "a" } } : {});
+    },
+    async close() {},
+  };
+}
+
+/** Opens the publisher of subject `id` in a process of its own (see `publisher.ts`). */
+export async function openChildPublisher(id: string, url: string): Promise<LatencyPublisher> {
+  if (id.startsWith("rowclaim-pg-")) {
+    const form = id.slice("rowclaim-pg-".length) as ClaimFormName;
+    const broker = createBroker({ driver: createPostgresDriver({ url, max: 2, notify: true }) });
+    return { ...rowclaimPublisher(broker, form), close: () => broker.close() };
+  }
+  if (id === "graphile-worker") {
+    const utils = await makeWorkerUtils({ connectionString: url, logger: quietLogger });
+    return {
+      publish: async (sentAt) => void (await utils.addJob("latency", { sentAt })),
+      close: async () => void (await utils.release()),
+    };
+  }
+  throw new Error(`no cross-process publisher for ${id}`);
+}
+
+function rowclaimPostgresSubject(url: string, form: ClaimFormName): LatencySubject {
+  const table = latencyTable(form);
+  let broker: Broker | undefined;
+  return {
+    id: `rowclaim-pg-${form}`,
+    label: `rowclaim ${formLabel[form]}`,
+    settings: "createPostgresDriver({ url, notify: true }); subscribe(table, handler) with its defaults",
+    async start(onReceive) {
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      const driver = createPostgresDriver({ url, max: 4, notify: true });
+      await admin.query(`DROP TABLE IF EXISTS "${table.name}"`);
+      await admin.query(driver.schemaSql(table));
+      await admin.end();
+      broker = createBroker({ driver });
+      await broker.subscribe(table, (job) => {
+        onReceive((job.payload as { sentAt: number }).sentAt);
+      });
+      return rowclaimPublisher(broker, form);
+    },
+    async stop() {
+      await broker?.close();
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`DROP TABLE IF EXISTS "${table.name}"`);
+      await admin.end();
+    },
+  };
+}
+
+function rowclaimSqliteSubject(file: string): LatencySubject {
+  const table = latencyTable("lease");
+  let broker: Broker | undefined;
+  return {
+    id: "rowclaim-sqlite-lease",
+    label: "rowclaim lease",
+    settings: "createSqliteDriver({ filename }); subscribe(table, handler) with its defaults",
+    async start(onReceive) {
+      const driver = createSqliteDriver({ filename: file });
+      driver.database.exec(driver.schemaSql(table));
+      broker = createBroker({ driver });
+      await broker.subscribe(table, (job) => {
+        onReceive((job.payload as { sentAt: number }).sentAt);
+      });
+      return rowclaimPublisher(broker, "lease");
+    },
+    async stop() {
+      await broker?.close();
+    },
+  };
+}
+
+function graphileSubject(url: string): LatencySubject {
+  let runner: Runner | undefined;
+  return {
+    id: "graphile-worker",
+    label: "graphile-worker",
+    settings: "tuned as in the throughput runs (local queue 500, batch delays 0), concurrency 1",
+    async start(onReceive) {
+      runner = await run({
+        connectionString: url,
+        concurrency: 1,
+        noHandleSignals: true,
+        logger: quietLogger,
+        taskList: {
+          latency: async (payload) => {
+            onReceive((payload as { sentAt: number }).sentAt);
+          },
+        },
+        preset: graphileTuning,
+      });
+      const own = runner;
+      return { publish: async (sentAt) => void (await own.addJob("latency", { sentAt })), async close() {} };
+    },
+    async stop() {
+      await runner?.stop();
+    },
+  };
+}
+
+function pgBossSubject(url: string): LatencySubject {
+  const queue = "rowclaim_wslat";
+  let boss: PgBoss | undefined;
+  return {
+    id: "pg-boss",
+    label: "pg-boss",
+    settings: "work(queue, { batchSize: 500, pollingIntervalSeconds: 0.5 }); send() in the same process",
+    async start(onReceive) {
+      const own = new PgBoss({ connectionString: url, max: 4, supervise: false, schedule: false });
+      boss = own;
+      own.on("error", (error: Error) => process.stderr.write(`[pg-boss] ${error.message}\n`));
+      await own.start();
+      await own.createQueue(queue);
+      await own.work(queue, { batchSize: 500, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+        for (const job of jobs) onReceive((job.data as { sentAt: number }).sentAt);
+      });
+      return { publish: async (sentAt) => void (await own.send(queue, { sentAt })), async close() {} };
+    },
+    async stop() {
+      await boss?.getDb().executeSql("DELETE FROM pgboss.job WHERE name = $1", [queue]);
+      await boss?.deleteQueue(queue);
+      await boss?.stop({ graceful: false, wait: true });
+    },
+  };
+}
+
+function plainjobSubject(file: string): LatencySubject {
+  let close: (() => Promise<void>) | undefined;
+  return {
+    id: "plainjob",
+    label: "plainjob",
+    settings: "one defineWorker, defaults (it polls every second when idle)",
+    async start(onReceive) {
+      const db = new Database(file);
+      const quiet = {
+        error: () => undefined,
+        warn: () => undefined,
+        info: () => undefined,
+        debug: () => undefined,
+      };
+      const queue = defineQueue({ connection: better(db), logger: quiet });
+      const worker = defineWorker(
+        "latency",
+        (job) => {
+          onReceive((JSON.parse(job.data) as { sentAt: number }).sentAt);
+        },
+        { queue, logger: quiet },
+      );
+      const running = worker.start();
+      close = async () => {
+        await worker.stop();
+        await running;
+        queue.close();
+        db.close();
+      };
+      return { publish: async (sentAt) => void queue.add("latency", { sentAt }), async close() {} };
+    },
+    async stop() {
+      await close?.();
+    },
+  };
+}
+
+/** Publishes `samples` jobs one at a time into an idle queue and returns the p50 and p99 latency. */
+async function measure(
+  subject: LatencySubject,
+  scope: LatencyScope,
+  samples: number,
+  url: string,
+): Promise<LatencyResult> {
+  const latencies: number[] = [];
+  let received = 0;
+  const local = await subject.start((sentAt) => {
+    latencies.push(wallNow() - sentAt);
+    received += 1;
+  });
+  let pub: LatencyPublisher | undefined;
+  try {
+    pub = scope === "in-process" ? local : await childPublisher(subject.id, url);
+    // One warm-up job, not counted.
+    await pub.publish(wallNow());
+    await waitUntil(() => received >= 1, `${subject.label}'s warm-up job`, 60_000, 1);
+    latencies.length = 0;
+    received = 0;
+    for (let n = 1; n <= samples; n += 1) {
+      // An idle moment between jobs, as between real publishes.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await pub.publish(wallNow());
+      await waitUntil(() => received >= n, `${subject.label}'s job ${n}`, 60_000, 0);
+    }
+  } finally {
+    await pub?.close();
+    await subject.stop();
+  }
+  return {
+    id: subject.id,
+    label: subject.label,
+    scope,
+    samples,
+    p50Ms: round(percentile(latencies, 50), 2),
+    p99Ms: round(percentile(latencies, 99), 2),
+    settings: subject.settings,
+  };
+}
+
+/** A publisher running in a child process (`publisher.js`), driven over IPC one job at a time. */
+async function childPublisher(id: string, url: string): Promise<LatencyPublisher> {
+  const script = fileURLToPath(new URL("./publisher.js", import.meta.url));
+  const child = fork(script, [id, url], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const replies: ((message: unknown) => void)[] = [];
+  child.on("message", (message) => replies.shift()?.(message));
+  const ask = (message: unknown): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      replies.push(resolve);
+      child.send(message as object, (error) => {
+        if (error !== null) reject(error);
+      });
+    });
+  await ask({ type: "ready?" });
+  return {
+    // The child takes its own sentAt just before it publishes.
+    async publish() {
+      await ask({ type: "publish" });
+    },
+    async close() {
+      await ask({ type: "close" });
+      await new Promise((resolve) => child.once("exit", resolve));
+    },
+  };
+}
+
+/** Measures every subject's latency, in process and (where it wakes across processes) from a child. */
+export async function measureLatencies(url: string, samples: number): Promise<LatencyResult[]> {
+  const directory = mkdtempSync(join(tmpdir(), "rowclaim-wslat-"));
+  const results: LatencyResult[] = [];
+  try {
+    for (const form of ["lease", "rowLock", "advisory"] as const) {
+      for (const scope of ["in-process", "cross-process"] as const) {
+        results.push(await measure(rowclaimPostgresSubject(url, form), scope, samples, url));
+      }
+    }
+    for (const scope of ["in-process", "cross-process"] as const) {
+      results.push(await measure(graphileSubject(url), scope, samples, url));
+    }
+    results.push(
+      await measure(rowclaimSqliteSubject(join(directory, "rowclaim.db")), "in-process", samples, url),
+    );
+    // These two poll when idle (0.5 s and 1 s): a few samples say enough.
+    const few = Math.min(samples, 10);
+    results.push(await measure(pgBossSubject(url), "in-process", few, url));
+    results.push(await measure(plainjobSubject(join(directory, "plainjob.db")), "in-process", few, url));
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+  return results;
+}

@@ -1,0 +1,150 @@
+/**
+ * rowclaim's contenders: each form on PostgreSQL and the lease form on SQLite, with the library's
+ * defaults (a subscription given only its workers).
+ *
+ * @module
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type Broker,
+  type ClaimFormName,
+  createBroker,
+  type Driver,
+  defineTable,
+  type SubscribeOptions,
+  type TableDefinition,
+} from "@rowclaim/core";
+import { createPostgresDriver } from "@rowclaim/postgres";
+import { createSqliteDriver } from "@rowclaim/sqlite";
+import pg from "pg";
+import { type Contender, chunks, payloads, waitUntil } from "./contender.js";
+
+/** The bench table of a form: id, payload, attempt, run_at, priority, and the form's own columns. */
+export function benchTable(name: string, form: ClaimFormName): TableDefinition {
+  return defineTable({
+    name,
+    columns: {
+      id: "id",
+      payload: "payload",
+      attempt: "attempt",
+      runAt: "run_at",
+      priority: "priority",
+      ...(form === "lease" ? { lockedUntil: "locked_until" } : {}),
+    },
+    ...(form === "advisory" ? { extraColumns: ["account"], advisoryLock: `${name}:{account}` } : {}),
+  });
+}
+
+const formLabel: Record<ClaimFormName, string> = {
+  lease: "lease",
+  rowLock: "row lock",
+  advisory: "advisory",
+};
+
+/** Describes the subscribe options a contender uses: the workers, plus `extra` (none: the library's defaults). */
+function describeSubscribe(extra: SubscribeOptions): string {
+  const given = JSON.stringify(extra);
+  return given === "{}"
+    ? "defaults: subscribe(table, handler, { workers })"
+    : `subscribe(table, handler, { workers, ...${given} })`;
+}
+
+/** rowclaim's `form` on the PostgreSQL database at `url`; `extra` subscribe options beside the workers. */
+export function rowclaimPostgres(
+  url: string,
+  form: ClaimFormName,
+  poolSize: number,
+  extra: SubscribeOptions = {},
+): Contender {
+  const table = benchTable(`rowclaim_wsbench_${form.toLowerCase()}`, form);
+  let driver: Driver | undefined;
+  let broker: Broker | undefined;
+  const admin = new pg.Pool({ connectionString: url, max: 2 });
+  const open = (): Broker => {
+    if (broker === undefined) {
+      driver = createPostgresDriver({ url, max: poolSize });
+      broker = createBroker({ driver });
+    }
+    return broker;
+  };
+  return {
+    id: `rowclaim-pg-${form}`,
+    label: `rowclaim ${formLabel[form]}`,
+    database: "postgres",
+    settings: describeSubscribe(extra),
+    async fill(jobs) {
+      const b = open();
+      await admin.query(`DROP TABLE IF EXISTS "${table.name}"`);
+      await admin.query((driver as Driver).schemaSql(table));
+      for (const part of chunks(payloads(jobs), 500)) {
+        await b.publishMany(
+          table,
+          part.map((payload) => ({
+            payload,
+            ...(form === "advisory" ? { values: { account: `acct-${payload.n % 1000}` } } : {}),
+          })),
+        );
+      }
+    },
+    async drain(workers, jobs) {
+      const b = open();
+      const start = performance.now();
+      const subscription = await b.subscribe(table, () => undefined, { ...extra, workers });
+      await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim to drain", 600_000);
+      const ms = performance.now() - start;
+      const done = subscription.stats.acked;
+      await subscription.stop();
+      return { ms, done };
+    },
+    async close() {
+      await broker?.close();
+      await admin.query(`DROP TABLE IF EXISTS "${table.name}"`);
+      await admin.end();
+    },
+  };
+}
+
+/** rowclaim's lease form on SQLite: a new database file for every drain; `extra` subscribe options beside the workers. */
+export function rowclaimSqlite(extra: SubscribeOptions = {}): Contender {
+  const directory = mkdtempSync(join(tmpdir(), "rowclaim-wsbench-"));
+  const table = benchTable("rowclaim_wsbench_lease", "lease");
+  let round = 0;
+  let current: { broker: Broker; file: string } | undefined;
+  return {
+    id: "rowclaim-sqlite-lease",
+    label: "rowclaim lease",
+    database: "sqlite",
+    settings: `createSqliteDriver({ filename }); ${describeSubscribe(extra)}`,
+    async fill(jobs) {
+      await current?.broker.close();
+      round += 1;
+      const file = join(directory, `rowclaim-${round}.db`);
+      const driver = createSqliteDriver({ filename: file });
+      driver.database.exec(driver.schemaSql(table));
+      const broker = createBroker({ driver });
+      for (const part of chunks(payloads(jobs), 500)) {
+        await broker.publishMany(
+          table,
+          part.map((payload) => ({ payload })),
+        );
+      }
+      current = { broker, file };
+    },
+    async drain(workers, jobs) {
+      const broker = (current as { broker: Broker }).broker;
+      const start = performance.now();
+      const subscription = await broker.subscribe(table, () => undefined, { ...extra, workers });
+      await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim to drain", 600_000);
+      const ms = performance.now() - start;
+      const done = subscription.stats.acked;
+      await subscription.stop();
+      return { ms, done };
+    },
+    async close() {
+      await current?.broker.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { join } from "node:path";
+import { databaseUrl } from "@rowclaim/tooling/test-env";
+import { afterAll, describe, expect, it } from "vitest";
+import { type AdminConnection, openAdminConnection } from "../src/admin-connection.js";
+import { dropTableSql, quoteIdentifier } from "../src/admin-sql.js";
+import { parseTarget, type Target } from "../src/target.js";
+import { runMain, tempDir, uniquePrefix } from "./support.js";
+
+const connections: AdminConnection[] = [];
+const dropped: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  await Promise.allSettled(dropped.map((drop) => drop()));
+  await Promise.allSettled(connections.map((connection) => connection.close()));
+});
+
+describe.each(["sqlite", "postgres", "mysql"] as const)(
+  "rowclaim schema --apply and rowclaim check on %s",
+  (dialect) => {
+    async function setUp(): Promise<{ url: string; target: Target; admin: AdminConnection; table: string }> {
+      const url = dialect === "sqlite" ? join(tempDir(), "check.db") : await databaseUrl(dialect);
+      const target = parseTarget(url);
+      const admin = await openAdminConnection(target);
+      connections.push(admin);
+      const table = uniquePrefix(`check_${dialect}`);
+      dropped.push(() => admin.execute(dropTableSql(dialect, table)));
+      return { url, target, admin, table };
+    }
+
+    it("apply creates the table, a second apply changes nothing, and check then exits 0", async () => {
+      const { url, table } = await setUp();
+      const missing = await runMain(["check", "--url", url, "--table", table, "--headers"]);
+      expect(missing.code).toBe(1);
+      expect(missing.stdout).toContain(`table ${table} does not exist`);
+      const applied = await runMain(["schema", "--apply", "--url", url, "--table", table, "--headers"]);
+      expect(applied.code).toBe(0);
+      expect(applied.stdout).toContain("CREATE TABLE");
+      const again = await runMain(["schema", "--apply", "--url", url, "--table", table, "--headers"]);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toBe("");
+      expect(again.stderr).toContain("already matches");
+      const checked = await runMain(["check", "--url", url, "--table", table, "--headers"]);
+      expect(checked.stdout).toContain("matches its description");
+      expect(checked.code).toBe(0);
+    });
+
+    it("after a column is dropped, check exits 1 and prints the ADD COLUMN that fixes it; apply runs it", async () => {
+      const { url, admin, table } = await setUp();
+      expect((await runMain(["schema", "--apply", "--url", url, "--table", table])).code).toBe(0);
+      await admin.execute(
+        `ALTER TABLE ${quoteIdentifier(dialect, table)} DROP COLUMN ${quoteIdentifier(dialect, "locked_until")}`,
+      );
+      const checked = await runMain(["check", "--url", url, "--table", table]);
+      expect(checked.code).toBe(1);
+      expect(checked.stdout).toContain(`table ${table}: column locked_until is missing`);
+      const q = quoteIdentifier(dialect, "locked_until");
+      expect(checked.stdout).toContain(`ALTER TABLE ${quoteIdentifier(dialect, table)} ADD COLUMN ${q}`);
+      const fixed = await runMain(["schema", "--apply", "--url", url, "--table", table]);
+      expect(fixed.code).toBe(0);
+      expect(fixed.stdout).toContain("ADD COLUMN");
+      expect((await runMain(["check", "--url", url, "--table", table])).code).toBe(0);
+    });
+
+    it("a missing claim-order index is reported with the CREATE INDEX that fixes it", async () => {
+      const { url, admin, table } = await setUp();
+      expect((await runMain(["schema", "--apply", "--url", url, "--table", table])).code).toBe(0);
+      const index = quoteIdentifier(dialect, `${table}_claim_order`);
+      await admin.execute(
+        dialect === "mysql"
+          ? `DROP INDEX ${index} ON ${quoteIdentifier(dialect, table)}`
+          : `DROP INDEX ${index}`,
+      );
+      const checked = await runMain(["check", "--url", url, "--table", table]);
+      expect(checked.code).toBe(1);
+      expect(checked.stdout).toContain("no index leads with the claim order");
+      expect(checked.stdout).toContain(`CREATE INDEX`);
+      expect((await runMain(["schema", "--apply", "--url", url, "--table", table])).code).toBe(0);
+      expect((await runMain(["check", "--url", url, "--table", table])).code).toBe(0);
+    });
+
+    it("a column of another type is reported with the expected type", async () => {
+      const { url, admin, table } = await setUp();
+      const t = quoteIdentifier(dialect, table);
+      const c = (name: string): string => quoteIdentifier(dialect, name);
+      const id =
+        dialect === "sqlite"
+          ? "INTEGER PRIMARY KEY AUTOINCREMENT"
+          : dialect === "postgres"
+            ? "bigserial PRIMARY KEY"
+            : "BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY";
+      // locked_until holds the lease token: a text column cannot compare it as a time.
+      const wrong = dialect === "sqlite" ? "TEXT" : dialect === "postgres" ? "text" : "VARCHAR(64)";
+      await admin.execute(
+        `CREATE TABLE ${t} (${c("id")} ${id}, ${c("payload")} ${dialect === "sqlite" ? "TEXT" : "json"} NOT NULL, ${c("locked_until")} ${wrong})`,
+      );
+      const checked = await runMain(["check", "--url", url, "--table", table, "--form", "rowLock"]);
+      const lease = await runMain(["check", "--url", url, "--table", table]);
+      expect(checked.code).toBe(1);
+      expect(lease.code).toBe(1);
+      expect(lease.stdout).toMatch(/column locked_until is \S+, the description needs/);
+    });
+  },
+);

@@ -1,0 +1,93 @@
+/**
+ * Bounded connection waits. mysql2's pool waits for a free connection for ever (it has no
+ * acquire timeout), so every connection the driver takes (a claim, a delivery's held session, a
+ * publish, a one-off statement) goes through {@link BoundedPool}: it waits at most
+ * `acquireTimeoutMs` and then fails with a `ConnectionTimeoutError` naming the pool's size and the
+ * fix, never hangs. A connection that arrives after its wait gave up goes straight back. A
+ * connection the server refuses fails with `ConnectionLostError`.
+ *
+ * @module
+ */
+import { ConnectionLostError, ConnectionTimeoutError } from "@rowclaim/core";
+import type { ConnectionLike, PoolLike, QueryOptionsLike } from "./client.js";
+import { classifyError } from "./normalize-error.js";
+
+/** How long the driver waits for a connection from the pool unless told, in milliseconds. */
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 30_000;
+
+/** The `connectionLimit` of a mysql2 pool (promise or callback), when the pool shows it. */
+export function poolConnectionLimit(pool: PoolLike): number | undefined {
+  const shaped = pool as {
+    config?: { connectionLimit?: unknown };
+    pool?: { config?: { connectionLimit?: unknown } };
+  };
+  const limit = shaped.pool?.config?.connectionLimit ?? shaped.config?.connectionLimit;
+  return typeof limit === "number" && Number.isInteger(limit) && limit > 0 ? limit : undefined;
+}
+
+/** A pool whose every connection wait is bounded. */
+export class BoundedPool implements PoolLike {
+  readonly #raw: PoolLike;
+  readonly #waitMs: number;
+
+  constructor(raw: PoolLike, waitMs: number) {
+    this.#raw = raw;
+    this.#waitMs = waitMs;
+  }
+
+  /** Checks a connection out, waiting at most the bound. */
+  async getConnection(): Promise<ConnectionLike> {
+    const pending = this.#raw.getConnection();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.#waitMs);
+    });
+    try {
+      const connection = await Promise.race([pending, timedOut]);
+      if (connection !== undefined) return connection;
+    } catch (error) {
+      if (classifyError(error).connectionLost) {
+        throw new ConnectionLostError(
+          `rowclaim/mysql: connecting to the server failed (${error instanceof Error ? error.message : String(error)}). Check that the server is up and the URL is right, then retry.`,
+          { cause: error },
+        );
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    pending.then(
+      (late) => late.release(),
+      () => undefined,
+    );
+    const limit = poolConnectionLimit(this.#raw);
+    throw new ConnectionTimeoutError(
+      `rowclaim/mysql: no connection came from the pool within ${this.#waitMs} ms${limit === undefined ? "" : ` (its connectionLimit is ${limit})`}. Every connection is held: by deliveries in work (row lock and advisory lock deliveries each hold one), by your own code, or the server does not answer. Raise connectionLimit, run fewer workers, or raise acquireTimeoutMs.`,
+      { waitedMs: this.#waitMs },
+    );
+  }
+
+  /** Runs one statement on a connection checked out within the bound, then returns it. */
+  async query(options: QueryOptionsLike): Promise<[unknown, unknown]> {
+    const connection = await this.getConnection();
+    let broken = false;
+    try {
+      return await connection.query(options);
+    } catch (error) {
+      broken = classifyError(error).connectionLost;
+      throw error;
+    } finally {
+      try {
+        if (broken) connection.destroy();
+        else connection.release();
+      } catch {
+        // The connection is already gone.
+      }
+    }
+  }
+
+  /** Ends the pool underneath. */
+  end(): Promise<void> {
+    return this.#raw.end();
+  }
+}

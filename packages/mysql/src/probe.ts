@@ -1,0 +1,230 @@
+/**
+ * Startup probes: what the MySQL/MariaDB driver checks on the live server, rather than trusting
+ * the version string, before a form relies on it.
+ *
+ * - **Multi-master cluster** (`multiMaster`): `wsrep_on` is `ON` on a MariaDB Galera (or Percona
+ *   XtraDB Cluster) node. Galera does not replicate row locks or `GET_LOCK` between nodes: a
+ *   `FOR UPDATE` or a `GET_LOCK` on one node excludes nothing on another (conflicting writes are
+ *   only caught at commit, by certification, as a deadlock), so the row lock and advisory lock
+ *   forms would deliver a row to subscribers on two nodes at once. They are refused; the lease
+ *   form, whose claim and settlement are writes that certification orders, works there.
+ * - **Advisory locks** (`advisoryLock`), on two connections at once: A takes `GET_LOCK(name, 0)`,
+ *   B must be refused and `IS_USED_LOCK(name)` must name A's connection id.
+ * - **Row locks** (`skipLocked`): A locks a row of the subscribed table `FOR UPDATE` in a
+ *   transaction; B's `FOR UPDATE SKIP LOCKED` on that row must find nothing. Run on the first row
+ *   lock table that has a row; an empty table leaves the probe for the next subscription.
+ *
+ * Each probe runs once per driver (results are cached; a probe that could not decide runs again
+ * next time) and `createMysqlDriver({ skipProbes })` skips any of them.
+ *
+ * @module
+ */
+import { randomBytes } from "node:crypto";
+import {
+  type DetectedCapabilities,
+  type ProbeName,
+  type TableDefinition,
+  UnsafeTopologyError,
+} from "@rowclaim/core";
+import { type ConnectionLike, letGo, type PoolLike, selectRows } from "./client.js";
+import { quoteDefinedTable, quoteIdentifier } from "./sql.js";
+
+/** How long a probe waits for its second connection before it gives up deciding, in milliseconds. */
+export const secondConnectionTimeoutMs = 2000;
+
+const clusterSql =
+  "SELECT (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES WHERE VARIABLE_NAME = 'WSREP_ON'), " +
+  "(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_SIZE')";
+const clusterFallbackSql = "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'";
+const lockSql = "SELECT CONNECTION_ID(), GET_LOCK(?, 0)";
+const usedSql = "SELECT IS_USED_LOCK(?)";
+const releaseSql = "SELECT RELEASE_LOCK(?)";
+const clockSql = "SELECT UNIX_TIMESTAMP(NOW(3)) * 1000";
+
+function skipLockedSql(table: TableDefinition, one: boolean): string {
+  const id = quoteIdentifier(table.columns.id, table.name);
+  return one
+    ? `SELECT ${id} FROM ${quoteDefinedTable(table)} WHERE ${id} = ? FOR UPDATE SKIP LOCKED`
+    : `SELECT ${id} FROM ${quoteDefinedTable(table)} ORDER BY ${id} LIMIT 1 FOR UPDATE SKIP LOCKED`;
+}
+
+/**
+ * An error the server answered with (an unknown function, an unsupported clause) means "this
+ * server does not do it": the probe fails. A lost connection (mysql2 marks it `fatal`) decides
+ * nothing: it is thrown.
+ */
+function refusedByServer(error: unknown): boolean {
+  const { fatal, errno } = (error ?? {}) as { fatal?: unknown; errno?: unknown };
+  if (fatal === true || typeof errno !== "number" || errno <= 0) throw error;
+  return true;
+}
+
+/** Checks out a second connection, or `undefined` when the pool gives none in time (a pool of one). */
+async function secondConnection(pool: PoolLike): Promise<ConnectionLike | undefined> {
+  const pending = pool.getConnection();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), secondConnectionTimeoutMs);
+  });
+  const connection = await Promise.race([pending, timeout]);
+  clearTimeout(timer);
+  if (connection === undefined) {
+    pending.then(
+      (late) => late.release(),
+      () => undefined,
+    );
+  }
+  return connection;
+}
+
+const formNames = { rowLock: "row lock", lease: "lease", advisory: "advisory lock" } as const;
+
+/** The probes of one driver and their cached results. */
+export class MysqlProbes {
+  readonly #pool: PoolLike;
+  readonly #skip: ReadonlySet<ProbeName>;
+  readonly #found: Partial<Record<ProbeName, boolean>> = {};
+  #clusterSize: number | undefined;
+  #cluster: Promise<boolean> | undefined;
+  #advisory: Promise<boolean | undefined> | undefined;
+  #skipLocked: Promise<void> | undefined;
+
+  constructor(pool: PoolLike, skip: readonly ProbeName[] = []) {
+    this.#pool = pool;
+    this.#skip = new Set(skip);
+  }
+
+  /** What the probes found so far. */
+  detected(): DetectedCapabilities {
+    return Object.freeze({ ...this.#found });
+  }
+
+  /**
+   * Runs the probes `table`'s form relies on.
+   *
+   * @throws {UnsafeTopologyError} `PROBE_FAILED`, naming the probe and the fix.
+   */
+  async check(table: TableDefinition): Promise<void> {
+    if (table.form === "lease") return;
+    if (!this.#skip.has("multiMaster") && (await this.#multiMaster())) {
+      throw new UnsafeTopologyError(
+        `Table "${table.name}" takes the ${formNames[table.form]} form, but this server is a node of a Galera cluster (wsrep_on = ON, cluster size ${this.#clusterSize ?? "unknown"}): Galera does not carry ${table.form === "advisory" ? "GET_LOCK" : "row locks (FOR UPDATE)"} to the other nodes, so a subscriber on another node would take the same row and it would be delivered twice. Use the lease form (columns.lockedUntil), whose claims and settlements certification orders across nodes, or point every subscriber of this table at one node. To skip this check: createMysqlDriver({ skipProbes: ["multiMaster"] }).`,
+        { table: table.name, probe: "multiMaster" },
+      );
+    }
+    if (table.form === "advisory" && !this.#skip.has("advisoryLock")) {
+      this.#advisory ??= this.#probeAdvisory().finally(() => {
+        if (this.#found.advisoryLock === undefined) this.#advisory = undefined;
+      });
+      if ((await this.#advisory) === false) {
+        throw new UnsafeTopologyError(
+          `Table "${table.name}" takes the advisory lock form, but GET_LOCK taken on one connection of this driver's pool did not exclude another connection (a proxy that does not keep sessions, or locks that are no-ops): keys would not exclude and rows would be delivered twice. Give the driver a direct URL, or use the lease form (columns.lockedUntil). To skip this check: createMysqlDriver({ skipProbes: ["advisoryLock"] }).`,
+          { table: table.name, probe: "advisoryLock" },
+        );
+      }
+    }
+    if (table.form === "rowLock" && !this.#skip.has("skipLocked")) {
+      if (this.#found.skipLocked === undefined) {
+        this.#skipLocked ??= this.#probeSkipLocked(table).finally(() => {
+          this.#skipLocked = undefined;
+        });
+        await this.#skipLocked;
+      }
+      if (this.#found.skipLocked === false) {
+        throw new UnsafeTopologyError(
+          `Table "${table.name}" takes the row lock form, but a row held FOR UPDATE by one connection was not skipped by another connection's FOR UPDATE SKIP LOCKED: this server does not keep row locks the way the form needs, and rows would be delivered twice. Use the lease form (columns.lockedUntil). To skip this check: createMysqlDriver({ skipProbes: ["skipLocked"] }).`,
+          { table: table.name, probe: "skipLocked" },
+        );
+      }
+    }
+  }
+
+  /** The server's clock (`NOW(3)`), for the broker's clock-skew check of lease tables. */
+  async databaseTime(): Promise<Date> {
+    const rows = await selectRows(this.#pool, clockSql, []);
+    return new Date(Math.round(Number(rows[0]?.[0])));
+  }
+
+  #multiMaster(): Promise<boolean> {
+    this.#cluster ??= this.#probeCluster().catch((error: unknown) => {
+      this.#cluster = undefined;
+      throw error;
+    });
+    return this.#cluster;
+  }
+
+  async #probeCluster(): Promise<boolean> {
+    let on: unknown;
+    let size: unknown;
+    try {
+      const [row] = await selectRows(this.#pool, clusterSql, []);
+      on = row?.[0];
+      size = row?.[1];
+    } catch {
+      // MySQL 8 keeps variables in performance_schema; SHOW works everywhere.
+      const rows = await selectRows(this.#pool, clusterFallbackSql, []);
+      on = rows[0]?.[1];
+    }
+    const multiMaster = String(on ?? "OFF").toUpperCase() === "ON";
+    this.#clusterSize = size === undefined || size === null ? undefined : Number(size);
+    this.#found.multiMaster = multiMaster;
+    return multiMaster;
+  }
+
+  async #probeAdvisory(): Promise<boolean | undefined> {
+    const name = `rowclaim.probe.${randomBytes(12).toString("hex")}`;
+    const a = await this.#pool.getConnection();
+    let b: ConnectionLike | undefined;
+    let aHeld = false;
+    let bHeld = false;
+    try {
+      b = await secondConnection(this.#pool);
+      if (b === undefined) return undefined;
+      let works: boolean;
+      try {
+        const [[aId, aLocked] = []] = await selectRows(a, lockSql, [name]);
+        aHeld = Number(aLocked) === 1;
+        const [[, bLocked] = []] = await selectRows(b, lockSql, [name]);
+        bHeld = Number(bLocked) === 1;
+        const [[holder] = []] = await selectRows(b, usedSql, [name]);
+        works = aHeld && !bHeld && Number(holder) === Number(aId);
+      } catch (error) {
+        works = !refusedByServer(error);
+      }
+      this.#found.advisoryLock = works;
+      return works;
+    } finally {
+      if (bHeld && b !== undefined) await selectRows(b, releaseSql, [name]).catch(() => undefined);
+      if (aHeld) await selectRows(a, releaseSql, [name]).catch(() => undefined);
+      if (b !== undefined) letGo(b, false);
+      letGo(a, false);
+    }
+  }
+
+  async #probeSkipLocked(table: TableDefinition): Promise<void> {
+    const a = await this.#pool.getConnection();
+    let b: ConnectionLike | undefined;
+    let broken = false;
+    try {
+      await a.query({ sql: "START TRANSACTION" });
+      try {
+        const [[held] = []] = await selectRows(a, skipLockedSql(table, false), []);
+        if (held === undefined) return;
+        b = await secondConnection(this.#pool);
+        if (b === undefined) return;
+        const seen = await selectRows(b, skipLockedSql(table, true), [held]);
+        this.#found.skipLocked = seen.length === 0;
+      } catch (error) {
+        // A server that refuses FOR UPDATE SKIP LOCKED does not keep the form's row locks.
+        this.#found.skipLocked = !refusedByServer(error);
+      } finally {
+        await a.query({ sql: "ROLLBACK" }).catch(() => {
+          broken = true;
+        });
+      }
+    } finally {
+      if (b !== undefined) letGo(b, false);
+      letGo(a, broken);
+    }
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * The conformance harness of the MySQL/MariaDB driver, shared by `conformance.test.ts` (the suite
+ * on a pool the driver owns and on pools the harness owns) and `conformance-broken.test.ts` (the
+ * suite failing deliberately broken variants of the driver).
+ */
+import { fileURLToPath } from "node:url";
+import type { ConformanceHarness, UserPoolDriver } from "@rowclaim/conformance";
+import type { Driver, RowId, TableDefinition } from "@rowclaim/core";
+import { createPool, type Pool, type PoolConnection } from "mysql2/promise";
+import { createMysqlDriver, type MysqlDriverOptions, ownPoolOptions, quoteTable } from "../src/index.js";
+
+/** What {@link mysqlHarness} needs. */
+export interface MysqlHarnessOptions {
+  readonly url: string;
+  /** The report's name. */
+  readonly name: string;
+  /** Where the suite's table names start. */
+  readonly tablePrefix: string;
+  /** Which pool the suite's brokers run on. */
+  readonly pools?: "driver" | "user";
+  /** Changes every driver the harness makes (a deliberately broken variant); default: none. */
+  readonly wrap?: (driver: Driver) => Driver;
+  /** Changes every pool the harness makes for a user-pool driver before the driver gets it. */
+  readonly wrapPool?: (pool: Pool) => Pool;
+}
+
+/** The id column quoted for MySQL. */
+function idColumn(table: TableDefinition): string {
+  return `\`${table.columns.id.replaceAll("`", "``")}\``;
+}
+
+/** A pool made as the driver's README tells a user to make one (UTC, JSON as text, big numbers). */
+function userPool(url: string): Pool {
+  const pool = createPool({ uri: url, ...ownPoolOptions, connectionLimit: 12 });
+  pool.on("connection", (connection) => {
+    connection.query("SET time_zone = '+00:00'");
+  });
+  return pool;
+}
+
+/** The MySQL `information_schema` row of the transaction that blocks connection `waiter`, if any. */
+const blockerSql =
+  "SELECT b.trx_isolation_level AS level FROM information_schema.INNODB_LOCK_WAITS w " +
+  "JOIN information_schema.INNODB_TRX r ON r.trx_id = w.requesting_trx_id " +
+  "JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id WHERE r.trx_mysql_thread_id = ?";
+
+/**
+ * The harness: an admin pool of its own for reading tables, holding row locks and asking the
+ * server's lock views, and every optional hook of the suite. MariaDB keeps
+ * `information_schema.INNODB_LOCK_WAITS`; on MySQL 8 read `performance_schema.data_lock_waits`.
+ */
+export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
+  const { url } = options;
+  let admin: Pool | undefined;
+  const adminPool = (): Pool => {
+    admin ??= createPool({ uri: url, ...ownPoolOptions, multipleStatements: true, connectionLimit: 6 });
+    return admin;
+  };
+  const wrap = options.wrap ?? ((driver: Driver) => driver);
+  const make = (driverOptions: MysqlDriverOptions): Driver => wrap(createMysqlDriver(driverOptions));
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+  return {
+    name: options.name,
+    tablePrefix: options.tablePrefix,
+    ...(options.pools === undefined ? {} : { pools: options.pools }),
+    createDriver: () => make({ url, connectionLimit: 12 }),
+    createUserPoolDriver(): UserPoolDriver {
+      const pool = userPool(url);
+      // mysql2 keeps the pool's connections in private lists; checked out = all minus free.
+      const inner = (
+        pool as unknown as {
+          pool: { _allConnections: { length: number }; _freeConnections: { length: number } };
+        }
+      ).pool;
+      return {
+        driver: make({ pool: options.wrapPool?.(pool) ?? pool }),
+        checkedOut: () => inner._allConnections.length - inner._freeConnections.length,
+        end: () => pool.end(),
+      };
+    },
+    async execute(sql) {
+      await adminPool().query(sql);
+    },
+    async readRows(table) {
+      const [rows] = await adminPool().query(
+        `SELECT * FROM ${quoteTable(table.name, table.schema)} ORDER BY ${idColumn(table)}`,
+      );
+      return rows as Record<string, unknown>[];
+    },
+    async dropTable(table) {
+      await adminPool().query(`DROP TABLE IF EXISTS ${quoteTable(table.name, table.schema)}`);
+    },
+    // The client publish({ client }) takes: a mysql2/promise connection of the tests' own pool, in a
+    // transaction opened here (readRows reads on the pool's other connections, outside it).
+    async inTransaction(body, { rollback }) {
+      const connection = await adminPool().getConnection();
+      try {
+        await connection.beginTransaction();
+        try {
+          await body(connection);
+        } catch (error) {
+          await connection.rollback();
+          throw error;
+        }
+        await (rollback ? connection.rollback() : connection.commit());
+      } finally {
+        connection.release();
+      }
+    },
+    // A probe transaction asks for the row with SELECT … FOR UPDATE and waits; the server's lock
+    // views name the transaction it waits for, and that transaction's isolation level.
+    async claimIsolation(table: TableDefinition, id: RowId): Promise<string> {
+      const pool = adminPool();
+      const probe: PoolConnection = await pool.getConnection();
+      try {
+        await probe.query("SET SESSION innodb_lock_wait_timeout = 30");
+        await probe.beginTransaction();
+        const waiting = probe
+          .query(
+            `SELECT 1 FROM ${quoteTable(table.name, table.schema)} WHERE ${idColumn(table)} = ? FOR UPDATE`,
+            [id],
+          )
+          .then(
+            () => undefined,
+            () => undefined,
+          );
+        let level: string | undefined;
+        const deadline = Date.now() + 20_000;
+        while (level === undefined && Date.now() < deadline) {
+          const [rows] = await pool.query(blockerSql, [probe.threadId]);
+          level = (rows as { level?: string }[])[0]?.level;
+          if (level === undefined) await sleep(50);
+        }
+        await pool.query(`KILL QUERY ${Number(probe.threadId)}`);
+        await waiting;
+        if (level === undefined)
+          throw new Error(`No transaction holds row ${String(id)} of "${table.name}" locked.`);
+        return level.toLowerCase();
+      } finally {
+        await probe.rollback().catch(() => undefined);
+        probe.release();
+      }
+    },
+    async holdRowLock(table: TableDefinition, id: RowId) {
+      const connection = await adminPool().getConnection();
+      try {
+        await connection.beginTransaction();
+        await connection.query(
+          `SELECT 1 FROM ${quoteTable(table.name, table.schema)} WHERE ${idColumn(table)} = ? FOR UPDATE`,
+          [id],
+        );
+      } catch (error) {
+        connection.destroy();
+        throw error;
+      }
+      return {
+        release: async () => {
+          try {
+            await connection.rollback();
+          } finally {
+            connection.release();
+          }
+        },
+      };
+    },
+    // The GET_LOCK name as the driver builds it (lockNameExpression): database, ".", key; past 64
+    // characters its SHA-256.
+    async advisoryKeyHeld(key: string): Promise<boolean> {
+      const [rows] = await adminPool().query(
+        "SELECT IS_USED_LOCK(IF(CHAR_LENGTH(n) > 64, SHA2(n, 256), n)) IS NOT NULL AS held FROM (SELECT CONCAT(LOWER(CONVERT(DATABASE() USING utf8mb4)), '.', ?) AS n) AS k",
+        [key],
+      );
+      return Number((rows as { held?: unknown }[])[0]?.held) === 1;
+    },
+    olderServer: {
+      version: "MariaDB 10.5.27 / MySQL 8.0.0",
+      async createDriver() {
+        // One release below the floor of the family the server is.
+        const [rows] = await adminPool().query("SELECT VERSION() AS v");
+        const mariadb = /mariadb/i.test(String((rows as { v?: unknown }[])[0]?.v));
+        return make({ url, connectionLimit: 4, assumeServerVersion: mariadb ? "10.5.27-MariaDB" : "8.0.0" });
+      },
+      // MariaDB 10.6 is the first release that skips locked rows: every form needs it.
+      refuses: () => true,
+    },
+    childDriverModule: fileURLToPath(new URL("./child-driver.mjs", import.meta.url)),
+    async close() {
+      await admin?.end();
+      admin = undefined;
+    },
+  };
+}

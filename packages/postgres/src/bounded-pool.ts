@@ -1,0 +1,85 @@
+/**
+ * Bounded connection waits, and the pool-size check. Every connection the driver takes from
+ * the pool (a claim, a delivery's held session, a publish, a one-off statement) waits at most
+ * `acquireTimeoutMs`; past it the wait ends in a `ConnectionTimeoutError` naming the pool's size
+ * and the fix, never in a hang. A connection that arrives after its wait gave up goes straight
+ * back to the pool.
+ *
+ * @module
+ */
+import { ConnectionTimeoutError } from "@rowclaim/core";
+import { isConnectionLost } from "./normalize-error.js";
+import type { PoolClientLike, PoolLike, QueryConfigLike, QueryResultLike } from "./pool-like.js";
+
+/** How long the driver waits for a connection from the pool unless told, in milliseconds. */
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 30_000;
+
+/** The size of a `pg.Pool` (its `options.max`), when the pool shows it. */
+export function poolMax(pool: PoolLike): number | undefined {
+  const max = (pool as { options?: { max?: unknown } }).options?.max;
+  return typeof max === "number" && Number.isInteger(max) && max > 0 ? max : undefined;
+}
+
+/** A pool whose every connection wait is bounded. */
+export class BoundedPool implements PoolLike {
+  readonly #raw: PoolLike;
+  readonly #waitMs: number;
+
+  constructor(raw: PoolLike, waitMs: number) {
+    this.#raw = raw;
+    this.#waitMs = waitMs;
+  }
+
+  /** Checks a client out, waiting at most the bound. */
+  async connect(): Promise<PoolClientLike> {
+    const pending = this.#raw.connect();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.#waitMs);
+    });
+    try {
+      const client = await Promise.race([pending, timedOut]);
+      if (client !== undefined) return client;
+    } finally {
+      clearTimeout(timer);
+    }
+    pending.then(
+      (late) => late.release(),
+      () => undefined,
+    );
+    const max = poolMax(this.#raw);
+    throw new ConnectionTimeoutError(
+      `rowclaim/postgres: no connection came from the pool within ${this.#waitMs} ms${max === undefined ? "" : ` (the pool holds at most ${max})`}. Every connection is held: by deliveries in work (row lock and advisory lock deliveries each hold one), by your own code, or the server does not answer. Make the pool larger, run fewer workers, or raise acquireTimeoutMs.`,
+      { waitedMs: this.#waitMs },
+    );
+  }
+
+  /** Runs one query on a client checked out within the bound, then returns the client. */
+  async query(config: QueryConfigLike): Promise<QueryResultLike> {
+    const client = await this.connect();
+    let broken: Error | undefined;
+    const onError = (error: Error): void => {
+      broken ??= error;
+    };
+    client.on("error", onError);
+    try {
+      return await client.query(config);
+    } catch (error) {
+      if (isConnectionLost(error)) broken ??= error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      if (broken === undefined) {
+        client.removeListener("error", onError);
+        client.release();
+      } else {
+        // Keep the listener: a dead client may still emit errors, which must not go unhandled.
+        client.release(broken);
+      }
+    }
+  }
+
+  /** Ends the pool underneath. */
+  end(): Promise<void> {
+    return this.#raw.end();
+  }
+}

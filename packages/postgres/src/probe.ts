@@ -1,0 +1,355 @@
+/**
+ * Startup probes: what the PostgreSQL driver checks on the live database, rather than trusting
+ * the version string, before a form relies on it.
+ *
+ * - **Session pinning and advisory locks** (`advisoryLock`), on two connections at once:
+ *   connection A takes a session advisory lock on a random key, connection B tries the same key,
+ *   then A reads its backend again and unlocks. The form's locks hold only when A kept its server
+ *   session (same backend before and after), B got another session, and B was refused. Behind
+ *   PgBouncer in transaction mode the statements of one client land on whatever server session is
+ *   free, so the probe fails there: the advisory form is refused, and the driver stops using
+ *   named prepared statements (they live in one server session) and runs its open-time checks in
+ *   one transaction.
+ * - **Row locks** (`skipLocked`): A locks a row of the subscribed table `FOR UPDATE` in a
+ *   transaction; B's `FOR UPDATE SKIP LOCKED` on that row must find nothing. Run on the first row
+ *   lock table that has a row; an empty table leaves the probe for the next subscription.
+ * - **LISTEN** (`listen`, with `notify: true`): A LISTENs on a random channel and runs a
+ *   transaction; B notifies; A must hear it within {@link listenProbeTimeoutMs}. When it does not,
+ *   the first `listen` fails (the broker warns once and polls) and later ones listen to nothing:
+ *   every subscription of the driver polls.
+ *
+ * Each probe runs once per driver (results are cached; a probe that could not decide runs
+ * again next time) and `createPostgresDriver({ skipProbes })` skips any of them.
+ *
+ * @module
+ */
+import { randomBytes } from "node:crypto";
+import {
+  type DetectedCapabilities,
+  type ProbeName,
+  type TableDefinition,
+  UnsafeTopologyError,
+} from "@rowclaim/core";
+import { isConnectionLost } from "./normalize-error.js";
+import type {
+  NotificationLike,
+  PoolClientLike,
+  PoolLike,
+  QueryConfigLike,
+  QueryResultLike,
+} from "./pool-like.js";
+import { quoteIdent, tableRef } from "./sql.js";
+
+/** How long the LISTEN probe waits for its notification, in milliseconds. */
+export const listenProbeTimeoutMs = 2000;
+
+/** How long a probe waits for its second connection before it gives up deciding, in milliseconds. */
+export const secondConnectionTimeoutMs = 2000;
+
+const backendSql = "SELECT pg_backend_pid() AS pid";
+const tryLockSql = "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked";
+const unlockSql = "SELECT pg_advisory_unlock(hashtextextended($1, 0)) AS unlocked";
+const notifySql = "SELECT pg_notify($1, 'probe')";
+const clockSql = "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms";
+
+function skipLockedSql(table: TableDefinition, skip: boolean): string {
+  const id = quoteIdent(table.columns.id);
+  return skip
+    ? `SELECT ${id} FROM ${tableRef(table)} WHERE ${id} = $1 FOR UPDATE SKIP LOCKED`
+    : `SELECT ${id} AS id FROM ${tableRef(table)} ORDER BY ${id} LIMIT 1 FOR UPDATE SKIP LOCKED`;
+}
+
+/**
+ * An error the server answered with (a missing function, an unsupported clause) means "this
+ * database does not do it": the probe fails. A lost connection decides nothing: it is thrown.
+ */
+function refusedByServer(error: unknown): boolean {
+  if (isConnectionLost(error)) throw error;
+  return true;
+}
+
+function randomName(prefix: string): string {
+  return `${prefix}${randomBytes(12).toString("hex")}`;
+}
+
+/** Checks out a second client, or `undefined` when the pool gives none in time (a pool of one). */
+async function secondClient(pool: PoolLike): Promise<PoolClientLike | undefined> {
+  const pending = pool.connect();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), secondConnectionTimeoutMs);
+  });
+  const client = await Promise.race([pending, timeout]);
+  clearTimeout(timer);
+  if (client === undefined) {
+    // Return the late client to the pool as soon as it comes.
+    pending.then(
+      (late) => late.release(),
+      () => undefined,
+    );
+  }
+  return client;
+}
+
+/**
+ * The probes of one driver and their cached results. {@link PostgresProbes.pool} is the pool the
+ * driver's statements go through: it strips prepared-statement names once the session probe found
+ * that a client does not keep its server session (a transaction pooler).
+ */
+export class PostgresProbes {
+  readonly #raw: PoolLike;
+  readonly #skip: ReadonlySet<ProbeName>;
+  readonly #found: Partial<Record<ProbeName, boolean>> = {};
+  #pinned: Promise<boolean> | undefined;
+  #skipLocked: Promise<boolean | undefined> | undefined;
+  #listen: Promise<boolean> | undefined;
+  #listenRefused = false;
+  /** The pool the driver runs its statements on. */
+  readonly pool: PoolLike;
+
+  constructor(raw: PoolLike, skip: readonly ProbeName[] = []) {
+    this.#raw = raw;
+    this.#skip = new Set(skip);
+    this.pool = new SessionAwarePool(raw, () => this.sessionPinned());
+  }
+
+  /** What the probes found so far. */
+  detected(): DetectedCapabilities {
+    return Object.freeze({ ...this.#found });
+  }
+
+  /**
+   * Whether a client keeps its server session across statements (a direct connection or a
+   * session-mode pooler). Runs the session probe once; `true` when `advisoryLock` is skipped or
+   * the probe cannot decide (a pool of one connection).
+   */
+  sessionPinned(): Promise<boolean> {
+    if (this.#skip.has("advisoryLock")) return Promise.resolve(true);
+    this.#pinned ??= this.#probeSession().catch((error: unknown) => {
+      this.#pinned = undefined;
+      throw error;
+    });
+    return this.#pinned;
+  }
+
+  /**
+   * Runs the probes `table`'s form relies on.
+   *
+   * @throws {UnsafeTopologyError} `PROBE_FAILED`, naming the probe and the fix.
+   */
+  async check(table: TableDefinition): Promise<void> {
+    if (table.form === "advisory" && !this.#skip.has("advisoryLock")) {
+      await this.sessionPinned();
+      if (this.#found.advisoryLock === false) {
+        throw new UnsafeTopologyError(
+          `Table "${table.name}" takes the advisory lock form, but a PostgreSQL session advisory lock taken on one connection of this driver's pool did not exclude another connection (or the connection did not keep its server session): the pool reaches PostgreSQL through a pooler in transaction mode (PgBouncer pool_mode=transaction, a serverless proxy), where keys would not exclude and rows would be delivered twice. Give the driver a direct URL or a session-mode pooler URL, or use the lease form (columns.lockedUntil), which works behind a transaction pooler. To skip this check: createPostgresDriver({ skipProbes: ["advisoryLock"] }).`,
+          { table: table.name, probe: "advisoryLock" },
+        );
+      }
+    }
+    if (table.form === "rowLock" && !this.#skip.has("skipLocked")) {
+      const works = await this.#probeSkipLocked(table);
+      if (works === false) {
+        throw new UnsafeTopologyError(
+          `Table "${table.name}" takes the row lock form, but a row held FOR UPDATE by one connection was not skipped by another connection's FOR UPDATE SKIP LOCKED: this database does not keep row locks the way the form needs, and rows would be delivered twice. Use the lease form (columns.lockedUntil). To skip this check: createPostgresDriver({ skipProbes: ["skipLocked"] }).`,
+          { table: table.name, probe: "skipLocked" },
+        );
+      }
+    }
+  }
+
+  /**
+   * Checks that LISTEN survives a transaction on its connection. Resolves `true` where it does;
+   * where it does not, the first call throws (the broker warns once and polls) and later calls
+   * resolve `false` (the driver polls without another warning).
+   *
+   * @throws {UnsafeTopologyError} `PROBE_FAILED` (probe `listen`), the first time it fails.
+   */
+  async checkListen(table: TableDefinition): Promise<boolean> {
+    if (this.#skip.has("listen")) return true;
+    this.#listen ??= this.#probeListen().catch((error: unknown) => {
+      this.#listen = undefined;
+      throw error;
+    });
+    if (!(await this.#listen)) {
+      if (this.#listenRefused) return false;
+      this.#listenRefused = true;
+      throw new UnsafeTopologyError(
+        `Table "${table.name}": a LISTEN on this driver's pool did not hear a notification after its connection ran a transaction (a pooler in transaction mode hands the session to other clients), so publishes from other processes cannot wake this subscription; it polls instead. For cross-process wake-ups give the driver a direct or session-mode URL. To skip this check: createPostgresDriver({ skipProbes: ["listen"] }).`,
+        { table: table.name, probe: "listen" },
+      );
+    }
+    return true;
+  }
+
+  /** The database's clock, read with `clock_timestamp()`. */
+  async databaseTime(): Promise<Date> {
+    const result = await this.#raw.query({ text: clockSql });
+    return new Date(Number(result.rows[0]?.ms));
+  }
+
+  async #probeSession(): Promise<boolean> {
+    const key = randomName("rowclaim.probe.");
+    const a = await this.#raw.connect();
+    let b: PoolClientLike | undefined;
+    let aHeld = 0;
+    let bHeld = 0;
+    try {
+      b = await secondClient(this.#raw);
+      if (b === undefined) return true;
+      // Does A keep its server session while B runs? (Behind a transaction pooler, B is handed
+      // the session A just used, and A may get another one.)
+      const pid = async (client: PoolClientLike): Promise<unknown> =>
+        (await client.query({ text: backendSql })).rows[0]?.pid;
+      const first = await pid(a);
+      const other = await pid(b);
+      const again = await pid(a);
+      const pinned = first === again && other !== first;
+      // Does a session lock taken by A refuse B?
+      let excludes = false;
+      try {
+        const lockedA = (await a.query({ text: tryLockSql, values: [key] })).rows[0]?.locked === true;
+        if (lockedA) aHeld += 1;
+        const lockedB = (await b.query({ text: tryLockSql, values: [key] })).rows[0]?.locked === true;
+        if (lockedB) bHeld += 1;
+        const unlocked = (await a.query({ text: unlockSql, values: [key] })).rows[0]?.unlocked === true;
+        if (unlocked) aHeld -= 1;
+        excludes = pinned && lockedA && !lockedB && unlocked;
+      } catch (error) {
+        excludes = !refusedByServer(error);
+      }
+      this.#found.advisoryLock = excludes;
+      return pinned;
+    } finally {
+      // Whatever was taken is given back on the client that took it (quietly: on a transaction
+      // pooler the unlock may land on another session).
+      for (; bHeld > 0 && b !== undefined; bHeld -= 1) {
+        await b.query({ text: unlockSql, values: [key] }).catch(() => undefined);
+      }
+      for (; aHeld > 0; aHeld -= 1) {
+        await a.query({ text: unlockSql, values: [key] }).catch(() => undefined);
+      }
+      b?.release();
+      a.release();
+    }
+  }
+
+  #probeSkipLocked(table: TableDefinition): Promise<boolean | undefined> {
+    if (this.#found.skipLocked !== undefined) return Promise.resolve(this.#found.skipLocked);
+    this.#skipLocked ??= this.#runSkipLocked(table).finally(() => {
+      this.#skipLocked = undefined;
+    });
+    return this.#skipLocked;
+  }
+
+  async #runSkipLocked(table: TableDefinition): Promise<boolean | undefined> {
+    const a = await this.#raw.connect();
+    let b: PoolClientLike | undefined;
+    try {
+      await a.query({ text: "BEGIN" });
+      try {
+        const held = (await a.query({ text: skipLockedSql(table, false) })).rows[0];
+        if (held === undefined) return undefined;
+        b = await secondClient(this.#raw);
+        if (b === undefined) return undefined;
+        const seen = await b.query({ text: skipLockedSql(table, true), values: [held.id] });
+        this.#found.skipLocked = seen.rows.length === 0;
+        return this.#found.skipLocked;
+      } catch (error) {
+        // A server that refuses FOR UPDATE SKIP LOCKED does not keep the form's row locks.
+        this.#found.skipLocked = !refusedByServer(error);
+        return this.#found.skipLocked;
+      } finally {
+        await a.query({ text: "ROLLBACK" }).catch(() => undefined);
+      }
+    } finally {
+      b?.release();
+      a.release();
+    }
+  }
+
+  async #probeListen(): Promise<boolean> {
+    const channel = randomName("rowclaim_probe_");
+    const a = await this.#raw.connect();
+    let heard = false;
+    let wake: () => void = () => {};
+    const onNotification = (message: NotificationLike): void => {
+      if (message.channel === channel) {
+        heard = true;
+        wake();
+      }
+    };
+    a.on("notification", onNotification);
+    try {
+      try {
+        await a.query({ text: `LISTEN ${quoteIdent(channel)}` });
+      } catch (error) {
+        // A server without LISTEN: polling.
+        this.#found.listen = !refusedByServer(error);
+        return false;
+      }
+      await a.query({ text: "BEGIN" });
+      await a.query({ text: "SELECT 1" });
+      await a.query({ text: "COMMIT" });
+      await this.#raw.query({ text: notifySql, values: [channel] });
+      if (!heard) {
+        let timer: NodeJS.Timeout | undefined;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          timer = setTimeout(resolve, listenProbeTimeoutMs);
+        });
+        clearTimeout(timer);
+      }
+      this.#found.listen = heard;
+      return heard;
+    } finally {
+      a.removeListener("notification", onNotification);
+      await a.query({ text: "UNLISTEN *" }).catch(() => undefined);
+      a.release();
+    }
+  }
+}
+
+function unnamed(config: QueryConfigLike): QueryConfigLike {
+  return config.values === undefined ? { text: config.text } : { text: config.text, values: config.values };
+}
+
+/** A client whose statements are sent unnamed (no server-side prepared statement). */
+function unnamedClient(client: PoolClientLike): PoolClientLike {
+  return new Proxy(client, {
+    get(target, property) {
+      if (property === "query") return (config: QueryConfigLike) => target.query(unnamed(config));
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * The driver's view of the pool: before its first statement it learns (once) whether clients
+ * keep their server sessions, and where they do not, it sends statements unnamed, since a named
+ * prepared statement lives in one server session only.
+ */
+class SessionAwarePool implements PoolLike {
+  readonly #raw: PoolLike;
+  readonly #pinned: () => Promise<boolean>;
+
+  constructor(raw: PoolLike, pinned: () => Promise<boolean>) {
+    this.#raw = raw;
+    this.#pinned = pinned;
+  }
+
+  async query(config: QueryConfigLike): Promise<QueryResultLike> {
+    return (await this.#pinned()) ? this.#raw.query(config) : this.#raw.query(unnamed(config));
+  }
+
+  async connect(): Promise<PoolClientLike> {
+    const pinned = await this.#pinned();
+    const client = await this.#raw.connect();
+    return pinned ? client : unnamedClient(client);
+  }
+
+  end(): Promise<void> {
+    return this.#raw.end();
+  }
+}

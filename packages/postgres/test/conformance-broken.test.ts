@@ -1,0 +1,194 @@
+// The conformance suite is a certificate only if a broken driver fails it. Each case below
+// patches the PostgreSQL driver in one small, deliberate way (a defect a driver author could
+// make) and runs the suite's test that must catch it: the test has to fail.
+import {
+  advisorySuite,
+  type CollectedTest,
+  type ConformanceHarness,
+  collectConformanceTests,
+  errorsSuite,
+  lockingSuite,
+  shutdownSuite,
+  transactionsSuite,
+} from "@rowclaim/conformance";
+import {
+  type AdvisoryClaimer,
+  type Claimer,
+  type Driver,
+  defineTable,
+  type OpenOptions,
+  type TableDefinition,
+} from "@rowclaim/core";
+import type pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { createPostgresDriver, type PostgresAdvisoryToken } from "../src/index.js";
+import { postgresHarness } from "./conformance-harness.js";
+import { testUrl } from "./helpers.js";
+
+const url = await testUrl();
+
+/** `driver` with its `open` replaced (every other member is the driver's own). */
+function withOpen(
+  driver: Driver,
+  open: (table: TableDefinition, options: OpenOptions) => Promise<Claimer>,
+): Driver {
+  return new Proxy(driver, {
+    get(target, property) {
+      if (property === "open") return open;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Broken: claims run at the server's default level, whatever isolation the table names. */
+function ignoringIsolation(driver: Driver): Driver {
+  return withOpen(driver, (table, options) => {
+    const { isolation: _ignored, ...description } = table.description;
+    return driver.open(defineTable(description), options);
+  });
+}
+
+/** Broken: an advisory release returns the connection to the pool without unlocking the key. */
+function releasingWithoutUnlock(driver: Driver): Driver {
+  return withOpen(driver, async (table, options) => {
+    const claimer = await driver.open(table, options);
+    if (claimer.form !== "advisory") return claimer;
+    const advisory = claimer as AdvisoryClaimer<PostgresAdvisoryToken>;
+    return new Proxy(advisory, {
+      get(target, property) {
+        if (property === "release") {
+          return async (token: PostgresAdvisoryToken) => {
+            token.connection.release();
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  });
+}
+
+/** Broken: the lease claim locks its rows with FOR UPDATE alone, waiting behind rows locked elsewhere. */
+function withoutSkipLocked(pool: pg.Pool): pg.Pool {
+  type Query = (config: unknown, ...rest: unknown[]) => unknown;
+  const rewrite =
+    (query: Query): Query =>
+    (config, ...rest) => {
+      if (typeof config === "object" && config !== null && "text" in config) {
+        const text = String((config as { text: unknown }).text);
+        if (text.includes("rc_pick")) {
+          return query({ ...config, text: text.replace("FOR UPDATE SKIP LOCKED", "FOR UPDATE") }, ...rest);
+        }
+      }
+      return query(config, ...rest);
+    };
+  const patch = <T extends object>(target: T, connect: boolean): T =>
+    new Proxy(target, {
+      get(inner, property) {
+        const value: unknown = Reflect.get(inner, property, inner);
+        if (typeof value !== "function") return value;
+        const bound = value.bind(inner) as Query;
+        if (property === "query") return rewrite(bound);
+        if (property === "connect" && connect) {
+          return async () => patch((await bound(undefined)) as pg.PoolClient, false);
+        }
+        return bound;
+      },
+    });
+  return patch(pool, true);
+}
+
+/** The tests of `register` for `harness`, collected to be run here. */
+function collected(harness: ConformanceHarness, register: (harness: ConformanceHarness) => void) {
+  const tests = collectConformanceTests(harness, register);
+  afterAll(async () => {
+    await harness.close?.();
+  });
+  return (title: string): CollectedTest => {
+    const test = tests.get(title);
+    if (test === undefined) throw new Error(`The suite has no test named "${title}".`);
+    return test;
+  };
+}
+
+describe("a driver that ignores the table's isolation fails the isolation tests", () => {
+  const test = collected(
+    postgresHarness({
+      url,
+      name: "postgres ignoring isolation",
+      tablePrefix: "rcb_iso_",
+      wrap: ignoringIsolation,
+    }),
+    transactionsSuite,
+  );
+  it.each(["repeatable read", "serializable"])("fails at isolation %s", async (level) => {
+    const title = `[rowLock] a row lock claim runs at the isolation "${level}" its table names, read from the server while the handler runs`;
+    await expect(test(title).run()).rejects.toThrow(/ran at "read committed"/);
+  });
+});
+
+describe("an advisory release that returns the connection without unlocking fails on a pool the user owns", () => {
+  const test = collected(
+    postgresHarness({
+      url,
+      name: "postgres releasing without unlock",
+      tablePrefix: "rcb_adv_",
+      wrap: releasingWithoutUnlock,
+    }),
+    (harness) => {
+      shutdownSuite(harness);
+      advisorySuite(harness);
+    },
+  );
+  it("fails the close() test on a pool the user owns", async () => {
+    await expect(
+      test(
+        "[advisory] on a pool the user owns, close() gives a delivery in work up, returns every connection to the pool and leaves no key held",
+      ).run(),
+    ).rejects.toThrow(/is still held after close\(\) gave its delivery up/);
+  });
+});
+
+describe("a driver without a version check fails the SERVER_TOO_OLD test", () => {
+  const harness = postgresHarness({ url, name: "postgres without a version check", tablePrefix: "rcb_ver_" });
+  const test = collected(
+    {
+      ...harness,
+      olderServer: {
+        version: "PostgreSQL 10.23",
+        // Told nothing of the old server, as a driver that never reads the version: it takes every table.
+        createDriver: () => createPostgresDriver({ url, max: 4 }),
+        refuses: (table) => table.form === "advisory" || table.fifo,
+      },
+    },
+    errorsSuite,
+  );
+  it("fails it", async () => {
+    await expect(
+      test(
+        "a subscription on a server older than the driver's floor fails at startup with SERVER_TOO_OLD for every table the floor covers, and claims nothing",
+      ).run(),
+    ).rejects.toThrow(/expected SERVER_TOO_OLD/);
+  });
+});
+
+describe("a lease claim without SKIP LOCKED fails the contention test", () => {
+  const test = collected(
+    postgresHarness({
+      url,
+      name: "postgres lease claim without SKIP LOCKED",
+      tablePrefix: "rcb_skip_",
+      pools: "user",
+      wrapPool: withoutSkipLocked,
+    }),
+    lockingSuite,
+  );
+  it("fails it", async () => {
+    await expect(
+      test(
+        "[lease] a claim passes over a row another transaction holds locked and takes the others while the lock is held (SKIP LOCKED)",
+      ).run(),
+    ).rejects.toThrow(/while the first row is still locked/);
+  }, 60_000);
+});

@@ -1,0 +1,168 @@
+/**
+ * The conformance harness of the PostgreSQL driver, shared by `conformance.test.ts` (the suite on
+ * a pool the driver owns and on pools the harness owns) and `conformance-broken.test.ts` (the
+ * suite failing deliberately broken variants of the driver).
+ */
+import { fileURLToPath } from "node:url";
+import type { ConformanceHarness, UserPoolDriver } from "@rowclaim/conformance";
+import type { Driver, RowId, TableDefinition } from "@rowclaim/core";
+import pg from "pg";
+import { createPostgresDriver, type PostgresDriverOptions, quoteIdent } from "../src/index.js";
+
+/** What {@link postgresHarness} needs. */
+export interface PostgresHarnessOptions {
+  readonly url: string;
+  /** The report's name. */
+  readonly name: string;
+  /** Where the suite's table names start. */
+  readonly tablePrefix: string;
+  /** Which pool the suite's brokers run on. */
+  readonly pools?: "driver" | "user";
+  /** Changes every driver the harness makes (a deliberately broken variant); default: none. */
+  readonly wrap?: (driver: Driver) => Driver;
+  /** Changes every pool the harness makes for a user-pool driver before the driver gets it. */
+  readonly wrapPool?: (pool: pg.Pool) => pg.Pool;
+}
+
+/** The table reference as the driver quotes it. */
+export function tableRef(table: TableDefinition): string {
+  return table.schema === undefined
+    ? quoteIdent(table.name)
+    : `${quoteIdent(table.schema)}.${quoteIdent(table.name)}`;
+}
+
+/** A client's backend process id (pg sets it at connect; its types leave it out). */
+function processIdOf(client: pg.PoolClient): number | undefined {
+  const id = (client as unknown as { processID?: unknown }).processID;
+  return typeof id === "number" ? id : undefined;
+}
+
+/**
+ * The harness: drivers with `notify: true` (so the cross-process wake-up test runs), an admin
+ * pool of its own for reading tables, holding row locks and asking `pg_locks`, and every
+ * optional hook of the suite.
+ */
+export function postgresHarness(options: PostgresHarnessOptions): ConformanceHarness {
+  const { url } = options;
+  const admin = new pg.Pool({
+    connectionString: url,
+    max: 6,
+    application_name: "rowclaim-conformance-admin",
+  });
+  admin.on("error", () => {});
+  // Every client a driver of this harness checked out, by backend pid: claimIsolation() asks the
+  // session that holds a row lock for its transaction's isolation level.
+  const clients = new Map<number, pg.PoolClient>();
+  const track = (pool: pg.Pool): void => {
+    pool.on("acquire", (client) => {
+      const pid = processIdOf(client);
+      if (pid !== undefined) clients.set(pid, client);
+    });
+  };
+  const wrap = options.wrap ?? ((driver: Driver) => driver);
+  const make = (driverOptions: PostgresDriverOptions): Driver => {
+    const driver = createPostgresDriver(driverOptions);
+    track(driver.pool as pg.Pool);
+    return wrap(driver);
+  };
+
+  return {
+    name: options.name,
+    tablePrefix: options.tablePrefix,
+    ...(options.pools === undefined ? {} : { pools: options.pools }),
+    createDriver: () => make({ url, max: 12, notify: true }),
+    createUserPoolDriver(): UserPoolDriver {
+      const own = new pg.Pool({ connectionString: url, max: 12, application_name: "rowclaim-user-pool" });
+      own.on("error", () => {});
+      const pool = options.wrapPool?.(own) ?? own;
+      // Checked out: acquired and not yet released (a client released to be destroyed still counts
+      // in pg's totalCount until its socket has closed, but it is back: the driver let it go).
+      const out = new Set<pg.PoolClient>();
+      own.on("acquire", (client) => out.add(client));
+      own.on("release", (_error, client) => out.delete(client));
+      return {
+        driver: make({ pool, notify: true }),
+        checkedOut: () => out.size,
+        end: () => own.end(),
+      };
+    },
+    execute: async (sql) => {
+      await admin.query(sql);
+    },
+    readRows: async (table) =>
+      (await admin.query(`SELECT * FROM ${tableRef(table)} ORDER BY ${quoteIdent(table.columns.id)}`)).rows,
+    dropTable: async (table) => {
+      await admin.query(`DROP TABLE IF EXISTS ${tableRef(table)}`);
+    },
+    inTransaction: async (body, { rollback }) => {
+      const client = await admin.connect();
+      try {
+        await client.query("BEGIN");
+        try {
+          await body(client);
+        } catch (error) {
+          await client.query("ROLLBACK");
+          throw error;
+        }
+        await client.query(rollback ? "ROLLBACK" : "COMMIT");
+      } finally {
+        client.release();
+      }
+    },
+    // The row's xmax names the transaction that locked it; pg_locks names that transaction's
+    // session; the session answers for its own transaction.
+    async claimIsolation(table: TableDefinition, id: RowId): Promise<string> {
+      const holder = await admin.query(
+        `SELECT l.pid FROM pg_locks l WHERE l.locktype = 'transactionid' AND l.granted AND l.mode = 'ExclusiveLock' AND l.transactionid = (SELECT xmax FROM ${tableRef(table)} WHERE ${quoteIdent(table.columns.id)} = $1)`,
+        [id],
+      );
+      const pid = holder.rows[0]?.pid as number | undefined;
+      const client = pid === undefined ? undefined : clients.get(pid);
+      if (client === undefined) {
+        throw new Error(
+          `No session of the driver holds row ${String(id)} of "${table.name}" locked (holder pid ${String(pid)}).`,
+        );
+      }
+      const result = await client.query("SELECT current_setting('transaction_isolation') AS level");
+      return String(result.rows[0]?.level);
+    },
+    async holdRowLock(table: TableDefinition, id: RowId) {
+      const client = await admin.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query(
+          `SELECT 1 FROM ${tableRef(table)} WHERE ${quoteIdent(table.columns.id)} = $1 FOR UPDATE`,
+          [id],
+        );
+      } catch (error) {
+        client.release(true);
+        throw error;
+      }
+      return {
+        release: async () => {
+          try {
+            await client.query("ROLLBACK");
+          } finally {
+            client.release();
+          }
+        },
+      };
+    },
+    // A session advisory lock on a 64-bit key shows in pg_locks as classid (high half), objid (low half), objsubid 1.
+    async advisoryKeyHeld(key: string): Promise<boolean> {
+      const result = await admin.query(
+        "WITH k AS (SELECT hashtextextended($1::text, 0) AS h) SELECT EXISTS (SELECT 1 FROM pg_locks l, k WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND l.classid = ((k.h >> 32) & 4294967295)::oid AND l.objid = (k.h & 4294967295)::oid) AS held",
+        [key],
+      );
+      return result.rows[0]?.held === true;
+    },
+    olderServer: {
+      version: "PostgreSQL 10.23",
+      createDriver: () => make({ url, max: 4, assumeServerVersion: "10.23" }),
+      // hashtextextended came with PostgreSQL 11: the advisory lock form and FIFO groups need it.
+      refuses: (table) => table.form === "advisory" || table.fifo,
+    },
+    childDriverModule: fileURLToPath(new URL("./child-driver.mjs", import.meta.url)),
+    close: () => admin.end(),
+  };
+}

@@ -1,0 +1,141 @@
+/**
+ * Transactional handlers on SQLite: the handler's body runs on the driver's database handle
+ * inside a `BEGIN IMMEDIATE` transaction, and the settlement runs last in the same transaction.
+ *
+ * better-sqlite3 is synchronous, and the handle is shared by every claim, settlement and publish
+ * of the process. So the body must be synchronous: it returns the outcome, not a promise, and
+ * nothing else of the process can run on the handle while the transaction is open (no `await`
+ * happens inside it). A body that returns a promise is rolled back and refused with
+ * `INVALID_ARGUMENT`. Only `BEGIN IMMEDIATE` meeting `SQLITE_BUSY` (another process writing) is
+ * retried, before the body runs.
+ *
+ * - Lease form: the token is fenced before the transaction opens (the body being synchronous, no
+ *   extension can move it meanwhile); a row that no longer holds it rolls everything back
+ *   (`LEASE_LOST`).
+ * - Advisory lock form: the key stays held in the process until the transaction has committed.
+ *
+ * @module
+ */
+import {
+  InvalidArgumentError,
+  isPromiseLike,
+  LeaseLostError,
+  type RowId,
+  type Settlement,
+  type TableDefinition,
+  type TransactionWork,
+} from "@rowclaim/core";
+import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
+import type { SqliteDatabase, SqliteStatement } from "./database.js";
+import { isBusyError, normalizeError } from "./normalize-error.js";
+import type { SettlementStatements } from "./settle.js";
+
+interface Statements {
+  readonly begin: SqliteStatement;
+  readonly commit: SqliteStatement;
+  readonly rollback: SqliteStatement;
+}
+
+const prepared = new WeakMap<SqliteDatabase, Statements>();
+
+function statementsFor(db: SqliteDatabase): Statements {
+  let statements = prepared.get(db);
+  if (statements === undefined) {
+    statements = {
+      begin: db.prepare("BEGIN IMMEDIATE"),
+      commit: db.prepare("COMMIT"),
+      rollback: db.prepare("ROLLBACK"),
+    };
+    prepared.set(db, statements);
+  }
+  return statements;
+}
+
+/** Why a transactional body failed: its own error, kept apart from the driver's. */
+class BodyFailure {
+  readonly error: unknown;
+  constructor(error: unknown) {
+    this.error = error;
+  }
+}
+
+/** What one transactional handler run needs. */
+export interface SqliteTransactionOptions {
+  readonly db: SqliteDatabase;
+  readonly busy: BusyRetryPolicy;
+  readonly table: TableDefinition;
+  readonly id: RowId;
+  /** The lease token the settlement must find (lease form), or `undefined` (advisory lock form). */
+  readonly token: Date | undefined;
+  readonly settlements: SettlementStatements;
+  readonly work: TransactionWork;
+  /** Called when the body failed (threw, or returned a promise): its writes are rolled back, the row is still held. */
+  readonly onBodyFailure?: () => void;
+}
+
+/**
+ * Runs `BEGIN IMMEDIATE`, the body, the settlement and `COMMIT` in one synchronous step. A body
+ * that throws is rolled back and its error rethrown unchanged; a settlement that finds no row
+ * (another token, or the row gone) is rolled back and fails with `LEASE_LOST`.
+ */
+export async function sqliteTransaction(options: SqliteTransactionOptions): Promise<void> {
+  const { db, busy, table, id, token, settlements, work } = options;
+  const statements = statementsFor(db);
+  const form = table.form === "lease" ? "lease" : "advisory lock";
+  let settlement: Settlement | undefined;
+  let changed: number;
+  try {
+    changed = await retryBusy(db, busy, () => {
+      // Contention here is retried: the body has not run yet.
+      statements.begin.run();
+      try {
+        let result: Settlement | Promise<Settlement>;
+        try {
+          result = work(db);
+        } catch (error) {
+          throw new BodyFailure(error);
+        }
+        if (isPromiseLike(result)) {
+          // Settle the promise quietly: its failure is not the caller's any more.
+          Promise.resolve(result).catch(() => undefined);
+          throw new BodyFailure(
+            new InvalidArgumentError(
+              `Table "${table.name}" (SQLite, ${form} form): the transaction body returned a promise. On SQLite the body runs synchronously inside the IMMEDIATE transaction (better-sqlite3 is synchronous, and nothing else may run on the handle meanwhile): run its statements without await and return the outcome itself. Its writes were rolled back.`,
+              { table: table.name },
+            ),
+          );
+        }
+        settlement = result;
+        const count = settlements.apply(id, token, result);
+        if (count !== 0) statements.commit.run();
+        else statements.rollback.run();
+        return count;
+      } catch (error) {
+        if (db.inTransaction) statements.rollback.run();
+        // The body ran: contention from here on must not run it again.
+        if (!(error instanceof BodyFailure) && isBusyError(error)) {
+          throw normalizeError(error, { table: table.name, operation: "a transactional handler" });
+        }
+        throw error;
+      }
+    });
+  } catch (error) {
+    if (error instanceof BodyFailure) {
+      options.onBodyFailure?.();
+      throw error.error;
+    }
+    throw normalizeError(error, {
+      table: table.name,
+      operation: `a transactional handler's ${settlement?.kind ?? "transaction"} of row ${String(id)}`,
+    });
+  }
+  if (changed === 0) {
+    const kind = settlement?.kind ?? "settlement";
+    throw new LeaseLostError(
+      table.form === "lease"
+        ? `Table "${table.name}" (SQLite, lease form): row ${String(id)} no longer holds this delivery's lease (expiry ${token?.toISOString() ?? "?"}), so the transactional handler's writes and its ${kind} settlement were rolled back. The lease ran out and another claim took the row (or it is gone): make the lease longer than the handler can stall, or keep lease extension on.`
+        : `Table "${table.name}" (SQLite, advisory lock form): the transactional ${kind} settlement of row ${String(id)} found the row gone or finished while its key was held (deleted or settled by hand?); the handler's writes were rolled back.`,
+      { table: table.name },
+    );
+  }
+}

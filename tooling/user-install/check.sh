@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Install as a user would: pack every public package, lint each tarball (publint, and
+# arethetypeswrong for the ESM entry points), then in fresh folders outside the workspace install
+# core + ONE driver from the tarballs with npm, check that no other driver or database client
+# came along, type-check the README quick start as the user's own file under `strict` (no
+# skipLibCheck) and run it against the real database; finally install the packed conformance
+# suite the way a third-party driver author does and run it against the packed PostgreSQL driver.
+# Any failure exits non-zero. Usage: tooling/user-install/check.sh [work-dir]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=tooling/node-headers.sh
+source "$root/tooling/node-headers.sh"
+work=${1:-$(mktemp -d "${TMPDIR:-/tmp}/rowclaim-user-install.XXXXXX")}
+mkdir -p "$work"
+packs="$work/packs"
+rm -rf "$packs" && mkdir -p "$packs"
+log() { printf '[user-install] %s\n' "$*"; }
+fail() { printf '[user-install] FAILED: %s\n' "$*" >&2; exit 1; }
+
+# The versions a user gets: the workspace's pins of the clients and tools.
+TS=5.9.3 NODE_TYPES=^20.19.0 PG=8.23.1 PG_TYPES=8.23.1 MYSQL2=3.24.6 SQLITE=12.11.1 SQLITE_TYPES=9.6.0
+VITEST=4.1.12 VITE=8.3.8
+
+log "packing into $packs"
+public=()
+for dir in "$root"/packages/*/; do
+  name=$(node -p "const p = require('$dir/package.json'); p.private ? '' : p.name")
+  [ -n "$name" ] || continue
+  (cd "$dir" && pnpm pack --pack-destination "$packs" >/dev/null) || fail "pnpm pack failed in ${dir#"$root"/}"
+  public+=("$name")
+done
+tarball() { # package name -> its tarball
+  local base=${1#@}; base=${base//\//-}
+  ls "$packs"/"$base"-[0-9]*.tgz 2>/dev/null | head -n 1
+}
+for name in "${public[@]}"; do [ -f "$(tarball "$name")" ] || fail "no tarball for $name"; done
+
+log "publint and arethetypeswrong"
+lint=$root/tooling/node_modules/.bin
+for name in "${public[@]}"; do
+  file=$(tarball "$name")
+  "$lint/publint" run "$file" --strict || fail "publint: $name"
+  if [ "$name" != "rowclaim" ]; then # the CLI exports no module, only its bin
+    # ESM only (engines: node >=20.10, where require() of ESM is not yet there): the CJS rows
+    # of the report are informational.
+    "$lint/attw" "$file" --profile esm-only || fail "arethetypeswrong: $name"
+  fi
+done
+
+# npm, not pnpm: the most common user install, and one that resolves peers the way npm does.
+npm_install() { # dir, args...
+  local dir=$1; shift
+  (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "$@") || fail "npm install in $dir"
+}
+new_app() { # name -> dir, with a package.json of its own
+  local dir="$work/$1"
+  rm -rf "$dir" && mkdir -p "$dir"
+  printf '{ "name": "%s", "private": true, "type": "module" }\n' "$1" >"$dir/package.json"
+  echo "$dir"
+}
+
+clients=(pg mysql2 better-sqlite3)
+drivers=(@rowclaim/postgres @rowclaim/mysql @rowclaim/sqlite)
+quickstart() { # driver short name, client, dev types..., example file
+  local short=$1 client=$2 example=$3; shift 3
+  local app
+  app=$(new_app "user-$short")
+  log "user app with @rowclaim/core + @rowclaim/$short only"
+  npm_install "$app" "$(tarball @rowclaim/core)" "$(tarball "@rowclaim/$short")" "$client"
+  npm_install "$app" -D "typescript@$TS" "@types/node@$NODE_TYPES" "$@"
+  for other in "${drivers[@]}"; do
+    [ "$other" = "@rowclaim/$short" ] && continue
+    [ ! -e "$app/node_modules/$other" ] || fail "installing @rowclaim/$short pulled in $other"
+  done
+  for other in "${clients[@]}"; do
+    [ "$other" = "${client%@*}" ] && continue
+    [ ! -e "$app/node_modules/$other" ] || fail "installing @rowclaim/$short pulled in $other"
+  done
+  [ ! -e "$app/node_modules/@rowclaim/conformance" ] || fail "installing @rowclaim/$short pulled in the conformance suite"
+  cp "$root/$example" "$app/example.ts"
+  cp "$here/$short/main.ts" "$app/main.ts"
+  cp "$here/tsconfig.user.json" "$app/tsconfig.json"
+  (cd "$app" && npx tsc -p tsconfig.json) || fail "the README example does not type-check for @rowclaim/$short (strict)"
+  (cd "$app" && node dist/main.js) || fail "the README example does not run for @rowclaim/$short"
+}
+
+quickstart postgres "pg@$PG" packages/postgres/test/example/usage.ts "@types/pg@$PG_TYPES"
+quickstart mysql "mysql2@$MYSQL2" packages/mysql/test/readme-example.ts
+quickstart sqlite "better-sqlite3@$SQLITE" packages/sqlite/test/example.ts "@types/better-sqlite3@$SQLITE_TYPES"
+
+log "third-party conformance run: the packed suite against the packed PostgreSQL driver"
+app=$(new_app user-conformance)
+npm_install "$app" "$(tarball @rowclaim/core)" "$(tarball @rowclaim/postgres)" "pg@$PG"
+npm_install "$app" -D "$(tarball @rowclaim/conformance)" "vitest@$VITEST" "vite@$VITE" \
+  "typescript@$TS" "@types/node@$NODE_TYPES" "@types/pg@$PG_TYPES"
+cp "$here"/conformance/* "$app/"
+cp "$here/tsconfig.user.json" "$app/tsconfig.json"
+(cd "$app" && npx tsc -p tsconfig.json --noEmit) || fail "the third-party conformance harness does not type-check"
+(cd "$app" && npx vitest run --reporter=dot) || fail "the packed conformance suite failed against the packed PostgreSQL driver"
+
+log "all good: ${#public[@]} packages packed and linted, 3 quick starts and a third-party conformance run from the tarballs"
