@@ -63,7 +63,7 @@ export function concurrencySuite(harness: ConformanceHarness): void {
           const caps = await fx.requireForm(form);
           if (form === "advisory" && caps.advisoryScope === "process") {
             return fx.skip(
-              `the ${harness.name} driver keeps advisory keys in the process (advisoryScope "process"), so two processes may deliver a row twice`,
+              `the ${harness.name} driver keeps advisory keys in the process (advisoryScope "process"): a second process cannot share its keys, so only one process may run advisory subscriptions on the database (the driver must refuse the second, as the robustness sub-suite's driver tests show)`,
             );
           }
           fx.requireChildren();

@@ -1,7 +1,10 @@
 /**
- * What a driver's test file hands the conformance suite: how to make the driver under test,
- * how to create and read a table on a connection of the test's own, and how a child process
- * makes the same driver (for the crash tests).
+ * What a driver's test file hands the conformance suite: how to make the driver under test (on
+ * a pool it owns, and on one the harness owns), how to create and read a table on a connection
+ * of the test's own, how a child process makes the same driver (for the crash tests), and the
+ * optional hooks that read from the server what a driver could otherwise get wrong unseen (the
+ * isolation level of a claim, a row held locked elsewhere, an advisory key left held, a server
+ * below the version floor).
  *
  * @module
  */

@@ -8,10 +8,10 @@
  * @module
  */
 import { ack, type Delivery, deadLetter, defineTable } from "@rowclaim/core";
-import { describe, expect } from "vitest";
+import { expect } from "vitest";
 import { caught, expectCode } from "./assertions.js";
 import type { ConformanceHarness } from "./harness.js";
-import { conformanceTest, optOutCheck } from "./registry.js";
+import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { allForms, columnNames, deadLetterDescription, describeTable } from "./tables.js";
 import { idKey } from "./values.js";
 import { waitFor } from "./wait.js";
@@ -30,7 +30,7 @@ const BUSY_KEY_ROWS = 300;
 /** Registers the robustness sub-suite. */
 export function robustnessSuite(harness: ConformanceHarness): void {
   optOutCheck(harness);
-  describe("robustness", () => {
+  conformanceGroup("robustness", () => {
     conformanceTest(
       harness,
       SUITE,

@@ -222,6 +222,70 @@ export function transactionalSuite(harness: ConformanceHarness): void {
       conformanceTest(
         harness,
         SUITE,
+        `[${form}] a broker that closes past its timeout while a transactional body runs keeps none of the body's writes, and the row is delivered again`,
+        async (fx) => {
+          const writer = await requireTransactional(fx, form);
+          const table = await fx.table(form, { lease: 1 });
+          const side = await sideTable(fx);
+          // On a pool the user owns where the harness makes one: the pool stays open after the
+          // close, so a connection given back to it would still run the body's later statements.
+          const broker =
+            fx.harness.createUserPoolDriver === undefined
+              ? await fx.broker()
+              : (await fx.userPoolBroker()).broker;
+          const resume = fx.gate();
+          let waiting = false;
+          let result: Promise<unknown> | undefined;
+          await broker.subscribe(
+            table,
+            async (delivery: Delivery) => {
+              const job = String(delivery.payload);
+              if (writer.sync) {
+                // A synchronous body cannot wait: the handler waits before its transaction.
+                waiting = true;
+                await resume.opened;
+              }
+              result = caught(() =>
+                delivery.transaction(async (client) => {
+                  await writer.insert(client, side.name, job, "before the close");
+                  waiting = true;
+                  await resume.opened;
+                  // Given up meanwhile: this write must fail or roll back, never commit on its own.
+                  await writer.insert(client, side.name, job, "after the close");
+                  return ack();
+                }),
+              );
+              await result;
+            },
+            { pollInterval: 20, transactional: true },
+          );
+          await broker.publish(table, "job");
+          await waitFor("the body to wait", () => waiting);
+          await broker.close({ timeout: 100 });
+          resume.open();
+          await waitFor("the transaction to start", () => result !== undefined);
+          expectCode(await result, "CLOSED");
+          expect(Object.fromEntries(await side.byJob()), "writes of the given-up body").toEqual({});
+          const again = await fx.broker();
+          await again.subscribe(
+            table,
+            (delivery: Delivery) =>
+              delivery.transaction(
+                writeThen(writer, side.name, String(delivery.payload), "again", () => ack()),
+              ),
+            { pollInterval: 20, transactional: true },
+          );
+          await waitFor(
+            "the row to be delivered again and acked",
+            async () => (await fx.rows(table)).length === 0,
+          );
+          expect(Object.fromEntries(await side.byJob())).toEqual({ job: ["again"] });
+        },
+      );
+
+      conformanceTest(
+        harness,
+        SUITE,
         `[${form}] processes killed (SIGKILL) at random points before, during and after their transactional settlements leave exactly one side-table row for each of ${CRASH_ROWS} rows`,
         async (fx) => {
           const writer = await requireTransactional(fx, form);

@@ -96,7 +96,10 @@ export interface SubscribeOptions {
    * form (a row lock batch shares one transaction, which commits once every row of the batch has
    * settled). A claim never takes more rows than there are free workers, so every claimed row
    * starts at once and no row waits, held, for a worker: `batch` larger than `workers` is refused
-   * with a `DeclarationError`.
+   * with a `DeclarationError`. While claims come back full and a claim leaves workers free (the
+   * row lock form's one-row claims), the subscription runs the next claim beside it, so free
+   * workers never wait for a claim's round trip. For throughput, set `workers`; see the README's
+   * "Throughput" section for what each form's default costs after a crash.
    */
   readonly batch?: number;
   /** How long to wait between claims that found nothing, in milliseconds. Default 1000. */

@@ -96,9 +96,11 @@ export interface LeaseClaimer<T extends LeaseToken = LeaseToken> extends Claimer
    * `LeaseLostError` when the lease is known lost) and applies the settlement `work` returned
    * where the row still holds that token, last, and commits. A settlement that finds another
    * token rolls everything back and throws `LeaseLostError`. When `work` throws, rolls back and
-   * rethrows its error unchanged (the lease stays held).
+   * rethrows its error unchanged (the lease stays held). When `signal` aborts while the body
+   * runs (the broker gave the delivery up, or the lease was lost), ends the transaction's session
+   * at once, so that the body's next statement fails instead of running outside it.
    */
-  transaction?(id: RowId, work: TransactionWork, fence: () => Promise<T>): Promise<void>;
+  transaction?(id: RowId, work: TransactionWork, fence: () => Promise<T>, signal: AbortSignal): Promise<void>;
 }
 
 /**

@@ -101,6 +101,7 @@ export class LeaseRuntime implements FormRuntime {
       hold.row.id,
       work,
       fence,
+      hold.signal,
     );
   }
 
@@ -162,6 +163,8 @@ class LeaseHold implements HeldRow {
   extension: Promise<void> | undefined;
   settling = false;
   lostError: LeaseLostError | undefined;
+  /** Why the broker gave the hold up (closing past its timeout), if it did. */
+  abandoned: BrokerError | undefined;
   readonly #runtime: LeaseRuntime;
   readonly row: ClaimedRow;
 
@@ -204,6 +207,8 @@ class LeaseHold implements HeldRow {
       if (this.extension !== undefined) await this.extension;
       this.#runtime.forget(this);
       if (this.lostError !== undefined) throw this.lostError;
+      // Given up by a broker closing past its timeout: the body's writes roll back.
+      if (this.abandoned !== undefined) throw this.abandoned;
       return this.token;
     };
     try {
@@ -219,6 +224,7 @@ class LeaseHold implements HeldRow {
 
   async abandon(reason: BrokerError): Promise<void> {
     this.#runtime.forget(this);
+    this.abandoned = reason;
     this.controller.abort(reason);
   }
 }

@@ -125,6 +125,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
   #warnedRetryAfter = false;
   /** Claims begun so far; an idle waiter counts claims begun after it. */
   #claimCount = 0;
+  /** Claims running now (more than one while the loop claims ahead). */
+  #claiming = 0;
   readonly #idleWaiters = new Set<{ readonly after: number; readonly resolve: () => void }>();
 
   constructor(args: {
@@ -200,7 +202,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
 
   /** Resolves the idle waiters a claim begun as number `claim` that found nothing satisfies. */
   #foundNothing(claim: number): void {
-    if (this.#idleWaiters.size === 0 || this.#inWork.size > 0) return;
+    if (this.#idleWaiters.size === 0 || this.#inWork.size > 0 || this.#claiming > 0) return;
     for (const waiter of this.#idleWaiters) {
       if (claim > waiter.after) {
         this.#idleWaiters.delete(waiter);
@@ -257,50 +259,90 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
 
   async #claimLoop(): Promise<void> {
     const { workers, batch, pollInterval } = this.#settings;
+    // Claims running without the loop waiting for them (claims ahead), and the worker slots
+    // every claim in flight has reserved: in work plus reserved never passes `workers`.
+    const ahead = new Set<Promise<void>>();
+    let reserved = 0;
+    // Whether the last claim found as many rows as it asked for: the queue has more.
+    let full = false;
     while (this.#running) {
-      if (this.#inWork.size >= workers) {
-        await this.#slotFreed.wait(pollInterval, this.#slotFreed.generation);
+      const free = workers - this.#inWork.size - reserved;
+      if (free <= 0) {
+        // Every finished delivery, finished claim and stop wakes this wait: no timer to arm and clear.
+        await this.#slotFreed.next(this.#slotFreed.generation);
         continue;
       }
       const generation = this.#signal.generation;
-      const claimStart = performance.now();
-      this.#claimCount += 1;
-      const claim = this.#claimCount;
-      let held: readonly HeldRow[];
-      try {
-        held = await this.#runtime.claim(Math.min(batch, workers - this.#inWork.size));
-      } catch (error) {
-        this.stats.claimErrors += 1;
-        this.#logger.error(
-          `Table "${this.table.name}" (${this.table.form} form): a claim failed; trying again after the poll interval.`,
-          { err: error, table: this.table.name },
-        );
-        const { events } = this.#observer;
-        if (events.has("claimError"))
-          events.emit("claimError", { table: this.table, subscription: this, error });
-        await this.#signal.wait(pollInterval, this.#signal.generation);
-        continue;
-      }
-      this.stats.claimed += held.length;
-      const claimMs = performance.now() - claimStart;
-      if (held.length > 0) {
-        this.#observer.instrumentation?.claimed(this.table, held.length, claimMs);
-        this.#traceClaim(held, claimMs);
-      }
-      for (const hold of held) {
-        this.#inWork.add(hold);
-        const running = this.#deliver(hold, claimMs).finally(() => {
-          this.#inWork.delete(hold);
-          this.#deliveries.delete(running);
+      const limit = Math.min(batch, free);
+      reserved += limit;
+      const claiming = this.#claimOnce(limit).finally(() => {
+        reserved -= limit;
+      });
+      if (full && limit < free) {
+        // A busy queue and slots the claim does not fill (a batch smaller than the free
+        // workers, as the row lock form's default 1): claim again at once, beside it, rather
+        // than leave a worker waiting for this claim's round trip.
+        const running: Promise<void> = claiming.then((found) => {
+          full = found === limit;
+          ahead.delete(running);
           this.#slotFreed.wake();
         });
-        this.#deliveries.add(running);
+        ahead.add(running);
+        continue;
       }
-      if (held.length === 0) {
-        this.#foundNothing(claim);
+      const found = await claiming;
+      full = found === limit;
+      if (found === -1) {
+        await this.#signal.wait(pollInterval, this.#signal.generation);
+      } else if (found === 0 && ahead.size === 0) {
         await this.#signal.wait(pollInterval, generation);
       }
     }
+    await Promise.allSettled([...ahead]);
+  }
+
+  /**
+   * One claim of up to `limit` rows: starts a delivery for each row it takes. Returns how many it
+   * took, or -1 when it failed (logged, counted and reported here).
+   */
+  async #claimOnce(limit: number): Promise<number> {
+    const claimStart = performance.now();
+    this.#claimCount += 1;
+    const claim = this.#claimCount;
+    let held: readonly HeldRow[];
+    this.#claiming += 1;
+    try {
+      held = await this.#runtime.claim(limit);
+    } catch (error) {
+      this.stats.claimErrors += 1;
+      this.#logger.error(
+        `Table "${this.table.name}" (${this.table.form} form): a claim failed; trying again after the poll interval.`,
+        { err: error, table: this.table.name },
+      );
+      const { events } = this.#observer;
+      if (events.has("claimError"))
+        events.emit("claimError", { table: this.table, subscription: this, error });
+      return -1;
+    } finally {
+      this.#claiming -= 1;
+    }
+    this.stats.claimed += held.length;
+    const claimMs = performance.now() - claimStart;
+    if (held.length > 0) {
+      this.#observer.instrumentation?.claimed(this.table, held.length, claimMs);
+      this.#traceClaim(held, claimMs);
+    }
+    for (const hold of held) {
+      this.#inWork.add(hold);
+      const running = this.#deliver(hold, claimMs).finally(() => {
+        this.#inWork.delete(hold);
+        this.#deliveries.delete(running);
+        this.#slotFreed.wake();
+      });
+      this.#deliveries.add(running);
+    }
+    if (held.length === 0) this.#foundNothing(claim);
+    return held.length;
   }
 
   async #deliver(hold: HeldRow, claimMs: number): Promise<void> {
@@ -363,6 +405,9 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         if (watched.failed() || BrokerError.is(error, "INVALID_ARGUMENT")) {
           // The body's writes were rolled back and the row is still held: the handler may settle it.
           settled = false;
+          // A body cut off because the delivery was given up or its lease lost: say so.
+          const reason: unknown = hold.signal.aborted ? hold.signal.reason : undefined;
+          if (BrokerError.is(reason, "CLOSED") || BrokerError.is(reason, "LEASE_LOST")) throw reason;
           throw error;
         }
         this.#settleFailed(hold, error);

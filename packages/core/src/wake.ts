@@ -75,4 +75,16 @@ export class WakeSignal {
       this.#waiters.add(done);
     });
   }
+
+  /**
+   * Waits for a wake, with no timer (for a wait every wake ends: a claim loop waiting for a free
+   * worker, which every finished delivery and every stop wakes); returns at once when a wake
+   * came after `generation` was read.
+   */
+  next(generation: number): Promise<void> {
+    if (this.#generation !== generation) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#waiters.add(resolve);
+    });
+  }
 }

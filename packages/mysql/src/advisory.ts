@@ -2,7 +2,8 @@
  * The advisory lock form on MySQL/MariaDB. A claim selects claimable rows in claim order with
  * their lock names, leaving out names another session holds (`IS_USED_LOCK(name) IS NULL`), and
  * more of them than it needs. For each distinct name it checks a connection out of the pool and
- * runs `GET_LOCK(name, 0)`, which never waits: 0 releases the connection and passes over; 1 takes
+ * runs `GET_LOCK(name, 0)` (the names a claim needs side by side, each on its own connection),
+ * which never waits: 0 releases the connection and passes over; 1 takes
  * the row while it is still claimable (`attempt + 1`, then reads it), or unlocks and passes over
  * when it no longer is. The connection, holding the lock, stays with the delivery: the settlement
  * runs on it, then `RELEASE_LOCK(name)`; a release the server does not confirm closes the
@@ -29,7 +30,7 @@ import { classifyError, normalizeError } from "./normalize-error.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import { lockSql, type SettlementStatements } from "./sql.js";
-import { advisoryTransaction } from "./transactional.js";
+import { advisoryTransaction, bodyRunning } from "./transactional.js";
 
 /** The advisory token: the connection holding the lock and the lock name (which `key` also holds). */
 export interface MysqlAdvisoryToken extends AdvisoryToken {
@@ -65,22 +66,36 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
     } catch (error) {
       throw normalizeError(error, { table: table.name, operation: "advisory claim" });
     }
-    const claimed: Claimed<MysqlAdvisoryToken>[] = [];
-    const tried = new Set<string>();
+    // One candidate per name, in claim order.
+    const seen = new Set<string>();
+    const distinct: { id: RowId; lockName: string }[] = [];
     for (const [id, name] of candidates) {
-      if (claimed.length >= limit) break;
       const lockName = String(name);
-      if (tried.has(lockName)) continue;
-      tried.add(lockName);
-      try {
-        const taken = await this.#take(id as RowId, lockName, now);
-        if (taken !== null) claimed.push(taken);
-      } catch (error) {
+      if (seen.has(lockName)) continue;
+      seen.add(lockName);
+      distinct.push({ id: id as RowId, lockName });
+    }
+    const claimed: Claimed<MysqlAdvisoryToken>[] = [];
+    let next = 0;
+    // Waves of takes, each on a connection of its own, run side by side: as many as rows are
+    // still wanted, until enough are taken or the candidates run out.
+    while (claimed.length < limit && next < distinct.length) {
+      const wave = distinct.slice(next, next + limit - claimed.length);
+      next += wave.length;
+      const outcomes = await Promise.allSettled(
+        wave.map(({ id, lockName }) => this.#take(id, lockName, now)),
+      );
+      let failure: unknown;
+      for (const outcome of outcomes) {
+        if (outcome.status === "rejected") failure ??= outcome.reason;
+        else if (outcome.value !== null) claimed.push(outcome.value);
+      }
+      if (failure !== undefined) {
         if (claimed.length === 0)
-          throw normalizeError(error, { table: table.name, operation: "advisory claim" });
+          throw normalizeError(failure, { table: table.name, operation: "advisory claim" });
         logger.error(
           `Table "${table.name}" (advisory lock form): taking a row failed; going on with the rows already taken.`,
-          { error },
+          { error: failure },
         );
         break;
       }
@@ -155,6 +170,11 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
   }
 
   release(token: MysqlAdvisoryToken): Promise<void> {
+    // A transactional body still running on it: close the session (the lock goes with it).
+    if (bodyRunning(token.connection)) {
+      letGo(token.connection, true);
+      return Promise.resolve();
+    }
     return unlock(token.connection, token.lockName);
   }
 

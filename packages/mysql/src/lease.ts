@@ -1,9 +1,10 @@
 /**
  * The lease form on MySQL/MariaDB. A claim is one short transaction at READ COMMITTED (unless the
  * table names a level): a locking select of due rows (`FOR UPDATE SKIP LOCKED`, claim order,
- * LIMIT), one UPDATE of those rows writing the host's expiry into lockedUntil and `attempt + 1`,
- * a read back (neither MySQL nor MariaDB 10.11 has `UPDATE … RETURNING`), then COMMIT: the
- * handler runs with no connection held. Extensions and settlements apply only
+ * LIMIT) that reads the rows whole, one UPDATE of those rows writing the host's expiry into
+ * lockedUntil and `attempt + 1`, then COMMIT: the handler runs with no connection held. Neither
+ * MySQL nor MariaDB 10.11 has `UPDATE … RETURNING`; the claim does not read the rows back but
+ * writes the update's two values into the rows it selected (a FIFO head is read back). Extensions and settlements apply only
  * `WHERE id = ? AND lockedUntil = <token>`; a settlement that matches no row fails with
  * `LEASE_LOST` and changes nothing.
  *
@@ -36,10 +37,27 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
   readonly #context: ClaimerContext;
   readonly #settlements: SettlementStatements;
 
+  /** Where the id, lockedUntil and attempt columns sit in a row read in `allColumns` order. */
+  readonly #idIndex: number;
+  readonly #lockedUntilIndex: number;
+  readonly #attemptIndex: number;
+
   constructor(context: ClaimerContext) {
     this.#context = context;
     this.#settlements = context.statements.settlements({ countAttempt: false, tokenGuard: true });
+    const { allColumns, columns } = context.table;
+    this.#idIndex = allColumns.indexOf(columns.id);
+    this.#lockedUntilIndex = columns.lockedUntil === undefined ? -1 : allColumns.indexOf(columns.lockedUntil);
+    this.#attemptIndex = columns.attempt === undefined ? -1 : allColumns.indexOf(columns.attempt);
   }
+
+  /** A row read before the claim's update, with the values the update wrote: the expiry and `attempt + 1`. */
+  readonly #takenValues = (values: unknown[], expiry: Date): unknown[] => {
+    const taken = values.slice();
+    if (this.#lockedUntilIndex >= 0) taken[this.#lockedUntilIndex] = expiry;
+    if (this.#attemptIndex >= 0) taken[this.#attemptIndex] = Number(taken[this.#attemptIndex]) + 1;
+    return taken;
+  };
 
   claim(request: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
     return withDeadlockRetry(() => this.#claimOnce(request));
@@ -47,11 +65,15 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
 
   async #claimOnce({ limit, now, expiry }: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
     const { pool, table, statements } = this.#context;
+    const idIndex = this.#idIndex;
+    const takenValues = this.#takenValues;
     const connection = await pool.getConnection();
     let guard: SessionLockRelease | undefined;
     try {
       await beginAt(connection, table.isolation ?? "read committed");
       let ids: unknown[];
+      // Rows read whole by the locking select (not FIFO); FIFO reads its head back after the update.
+      let selected: unknown[][] | undefined;
       if (table.fifo) {
         // The group's guard, held only while this claim commits: another claim of the group waits.
         if (!(await takeFifoGuard(connection, statements, LEASE_GUARD_WAIT_SECONDS))) {
@@ -63,7 +85,8 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
         ids = head === null ? [] : [head];
       } else {
         const select = statements.leaseSelect(now, limit);
-        ids = (await selectRows(connection, select.sql, select.values)).map((row) => row[0]);
+        selected = await selectRows(connection, select.sql, select.values);
+        ids = selected.map((row) => row[idIndex]);
       }
       if (ids.length === 0) {
         await commitAndRelease(connection, guard);
@@ -71,8 +94,14 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
       }
       const take = statements.leaseTake(ids, expiry);
       await run(connection, take.sql, take.values);
-      const read = statements.readRows(ids);
-      const rows = await selectRows(connection, read.sql, read.values);
+      let rows: unknown[][];
+      if (selected === undefined) {
+        const read = statements.readRows(ids);
+        rows = await selectRows(connection, read.sql, read.values);
+      } else {
+        // The rows as the update left them, without reading them back: the expiry, attempt + 1.
+        rows = selected.map((values) => takenValues(values, expiry));
+      }
       await commitAndRelease(connection, guard);
       const token: LeaseToken = Object.freeze({ form: "lease", expiry });
       return rows.map((values) => ({ row: toClaimedRow(table, values, 1), token }));
@@ -142,9 +171,14 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
   }
 
   /** Transactional handlers: the body and the fenced settlement in one transaction (`src/transactional.ts`). */
-  transaction(id: RowId, work: TransactionWork, fence: () => Promise<LeaseToken>): Promise<void> {
+  transaction(
+    id: RowId,
+    work: TransactionWork,
+    fence: () => Promise<LeaseToken>,
+    signal: AbortSignal,
+  ): Promise<void> {
     const { pool, table } = this.#context;
-    return leaseTransaction(pool, this.#settlements, table, id, work, fence);
+    return leaseTransaction(pool, this.#settlements, table, id, work, fence, signal);
   }
 
   async close(): Promise<void> {}

@@ -19,14 +19,14 @@ import type {
 } from "@rowclaim/core";
 import { toClaimedRow } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
-import { type ConnectionLike, selectRows } from "./client.js";
+import { type ConnectionLike, letGo, selectRows } from "./client.js";
 import { fifoGuardRelease, rowLockFifoHead, takeFifoGuard } from "./fifo.js";
 import { normalizeError } from "./normalize-error.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import type { SettlementStatements } from "./sql.js";
 import { beginAt, commitAndRelease, rollbackAndRelease, type SessionLockRelease } from "./transaction.js";
-import { rowLockTransaction } from "./transactional.js";
+import { bodyRunning, rowLockTransaction } from "./transactional.js";
 
 /** The row lock token: the connection whose open transaction locked the batch's rows. */
 export interface MysqlRowLockToken extends RowLockToken {
@@ -108,6 +108,11 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   }
 
   rollback(token: MysqlRowLockToken): Promise<void> {
+    // A transactional body still running on it: close the session, so its next statement fails.
+    if (bodyRunning(token.connection)) {
+      letGo(token.connection, true);
+      return Promise.resolve();
+    }
     return rollbackAndRelease(token.connection, undefined, token.guard);
   }
 

@@ -76,14 +76,19 @@ export const serverInfoSql = "SELECT VERSION(), @@auto_increment_increment, DATA
 export const columnsSql =
   "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?";
 
-/** Advisory lock functions. Values: the lock name. */
+/**
+ * Advisory lock functions. Values: the lock name. Each answers under a fixed column alias:
+ * mysql2 sends the name inside the statement's text, and without an alias the column would be
+ * named after it (`GET_LOCK('db.key', 0)`), so every distinct key would make mysql2 compile a
+ * new row parser.
+ */
 export const lockSql = Object.freeze({
   /** 1: locked; 0: another session holds it; never waits. */
-  get: "SELECT GET_LOCK(?, 0)",
+  get: "SELECT GET_LOCK(?, 0) AS `locked`",
   /** 1: released; 0 or NULL: this session did not hold it. */
-  release: "SELECT RELEASE_LOCK(?)",
+  release: "SELECT RELEASE_LOCK(?) AS `released`",
   /** The session id holding the name, or NULL. */
-  usedBy: "SELECT IS_USED_LOCK(?)",
+  usedBy: "SELECT IS_USED_LOCK(?) AS `holder`",
 });
 
 /** How a form's settlements are written. */
@@ -178,13 +183,13 @@ export class TableStatements {
    */
   fifoGroupLock(waitSeconds: number): Bound {
     const name = this.#fifoGuardName();
-    return { sql: `SELECT GET_LOCK(${name.sql}, ?)`, values: [...name.values, waitSeconds] };
+    return { sql: `SELECT GET_LOCK(${name.sql}, ?) AS \`locked\``, values: [...name.values, waitSeconds] };
   }
 
   /** Releases the FIFO group's guard: 1 when this session held it. */
   fifoGroupUnlock(): Bound {
     const name = this.#fifoGuardName();
-    return { sql: `SELECT RELEASE_LOCK(${name.sql})`, values: name.values };
+    return { sql: `SELECT RELEASE_LOCK(${name.sql}) AS \`released\``, values: name.values };
   }
 
   #fifoGuardName(): Bound {
@@ -224,13 +229,17 @@ export class TableStatements {
 
   // ---- lease ----------------------------------------------------------------------------
 
-  /** Lease claim, first step: locks up to `limit` claimable rows' ids in claim order, passing over locked ones. */
+  /**
+   * Lease claim, first step: locks up to `limit` claimable rows in claim order, passing over
+   * locked ones, and reads them whole (described columns in `allColumns` order), so that the
+   * claim needs no read after its update: the driver writes the update's values into the rows.
+   */
   leaseSelect(now: Date, limit: number): Bound {
     return {
       sql: this.#memo(
         "leaseSelectSql",
         () =>
-          `SELECT ${this.#id} FROM ${this.target} WHERE ${this.#claimable} ${this.#orderBy} LIMIT ? FOR UPDATE SKIP LOCKED`,
+          `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#claimable} ${this.#orderBy} LIMIT ? FOR UPDATE SKIP LOCKED`,
       ),
       values: [...this.#claimableValues(now), limit],
     };
@@ -290,7 +299,7 @@ export class TableStatements {
     const candidatesSql = this.#memo(
       "candidatesSql",
       () =>
-        `SELECT ${this.#id}, ${name.sql} FROM ${this.target} WHERE ${this.#claimable} AND IS_USED_LOCK(${name.sql}) IS NULL ${this.#orderBy} LIMIT ?`,
+        `SELECT ${this.#id}, ${name.sql} AS \`lock_name\` FROM ${this.target} WHERE ${this.#claimable} AND IS_USED_LOCK(${name.sql}) IS NULL ${this.#orderBy} LIMIT ?`,
     );
     return {
       sql: candidatesSql,

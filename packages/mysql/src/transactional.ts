@@ -20,7 +20,7 @@ import {
   type TableDefinition,
   type TransactionWork,
 } from "@rowclaim/core";
-import { type ConnectionLike, type PoolLike, run } from "./client.js";
+import { type ConnectionLike, letGo, type PoolLike, run } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
 import { applySettlement } from "./settle.js";
 import { type SettlementStatements, transactionSql } from "./sql.js";
@@ -29,17 +29,32 @@ import { beginAt, commitAndRelease, rollbackAndRelease } from "./transaction.js"
 /** The savepoint a row lock body runs behind. */
 const savepoint = "rowclaim_handler";
 
+/** Connections on which a transactional body is running now. */
+const running = new WeakSet<ConnectionLike>();
+
+/**
+ * Whether a transactional body is running on `connection` now. A claimer giving such a
+ * connection up (the broker closing past its timeout) closes it rather than roll back or unlock on
+ * it: the body's later statements must fail, not run outside the transaction.
+ */
+export function bodyRunning(connection: ConnectionLike): boolean {
+  return running.has(connection);
+}
+
 /** Runs the body; on failure undoes its writes with `undo` (quietly) and rethrows the body's error unchanged. */
 async function runBody(
   connection: ConnectionLike,
   work: TransactionWork,
   undo: () => Promise<unknown>,
 ): Promise<Settlement> {
+  running.add(connection);
   try {
     return await work(connection);
   } catch (error) {
     await undo().catch(() => undefined);
     throw error;
+  } finally {
+    running.delete(connection);
   }
 }
 
@@ -83,7 +98,9 @@ export async function leaseTransaction(
   id: RowId,
   work: TransactionWork,
   fence: () => Promise<LeaseToken>,
+  signal: AbortSignal,
 ): Promise<void> {
+  if (signal.aborted) throw signal.reason;
   const operation = "lease transactional handler";
   let connection: ConnectionLike;
   try {
@@ -99,12 +116,24 @@ export async function leaseTransaction(
   }
   let settlement: Settlement;
   let token: LeaseToken;
+  // Given up (or the lease lost) while the body runs: close the session, so its next statement fails.
+  const giveUp = (): void => {
+    if (running.has(connection)) letGo(connection, true);
+  };
+  signal.addEventListener("abort", giveUp, { once: true });
   try {
-    settlement = await work(connection);
+    running.add(connection);
+    try {
+      settlement = await work(connection);
+    } finally {
+      running.delete(connection);
+      signal.removeEventListener("abort", giveUp);
+    }
     token = await fence();
   } catch (error) {
     await rollbackAndRelease(connection).catch(() => undefined);
-    throw error;
+    // Cut off by the abort: say why (CLOSED, LEASE_LOST) rather than how the session ended.
+    throw signal.aborted ? signal.reason : error;
   }
   let matched: number;
   try {

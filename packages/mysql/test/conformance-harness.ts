@@ -6,7 +6,7 @@
 import { fileURLToPath } from "node:url";
 import type { ConformanceHarness, UserPoolDriver } from "@rowclaim/conformance";
 import type { Driver, RowId, TableDefinition } from "@rowclaim/core";
-import { createPool, type Pool, type PoolConnection } from "mysql2/promise";
+import { type Connection, createConnection, createPool, type Pool } from "mysql2/promise";
 import { createMysqlDriver, type MysqlDriverOptions, ownPoolOptions, quoteTable } from "../src/index.js";
 
 /** What {@link mysqlHarness} needs. */
@@ -110,9 +110,12 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
     },
     // A probe transaction asks for the row with SELECT … FOR UPDATE and waits; the server's lock
     // views name the transaction it waits for, and that transaction's isolation level.
+    // The probe is a connection of its own, never a pooled one: InnoDB's information_schema
+    // lock views are a snapshot, refreshed only when it was not read for 0.1 s, and a pooled
+    // connection's thread id could still match the wait a previous test's probe left in it.
     async claimIsolation(table: TableDefinition, id: RowId): Promise<string> {
       const pool = adminPool();
-      const probe: PoolConnection = await pool.getConnection();
+      const probe: Connection = await createConnection({ uri: url, ...ownPoolOptions });
       try {
         await probe.query("SET SESSION innodb_lock_wait_timeout = 30");
         await probe.beginTransaction();
@@ -130,7 +133,9 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
         while (level === undefined && Date.now() < deadline) {
           const [rows] = await pool.query(blockerSql, [probe.threadId]);
           level = (rows as { level?: string }[])[0]?.level;
-          if (level === undefined) await sleep(50);
+          // Slower than the snapshot's 0.1 s: InnoDB refreshes it only when it was not read for
+          // that long, so a faster poll would keep reading the same stale snapshot.
+          if (level === undefined) await sleep(250);
         }
         await pool.query(`KILL QUERY ${Number(probe.threadId)}`);
         await waiting;
@@ -139,7 +144,7 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
         return level.toLowerCase();
       } finally {
         await probe.rollback().catch(() => undefined);
-        probe.release();
+        await probe.end().catch(() => undefined);
       }
     },
     async holdRowLock(table: TableDefinition, id: RowId) {

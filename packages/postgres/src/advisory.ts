@@ -1,8 +1,10 @@
 /**
- * The advisory lock form: select due rows with their rendered keys; for each key, on a
- * connection of its own, try `pg_try_advisory_lock(hashtextextended(key, 0))` without waiting;
- * pass over keys held elsewhere; take the row while it is still claimable (counting the
- * attempt). The connection holds the key's lock until the delivery settles on it and unlocks.
+ * The advisory lock form: select due rows with their rendered keys, leaving out keys any session
+ * holds (this process's own included, as `pg_locks` shows them); for each key, on a connection
+ * of its own, try `pg_try_advisory_lock(hashtextextended(key, 0))` without waiting and, in the
+ * same statement, take the row while it is still claimable (counting the attempt); pass over
+ * keys held elsewhere. The keys a claim needs are tried side by side, one statement on each of
+ * their connections at once, so a claim of n rows costs one round trip, not 2n in a row. The connection holds the key's lock until the delivery settles on it and unlocks.
  * The lock lives in the session: the form needs a direct connection or a pooler in session mode.
  *
  * @module
@@ -25,13 +27,13 @@ import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
 import type { Settlements } from "./settle.js";
 import {
+  ADVISORY_LOCKED_ALIAS,
   ADVISORY_WINDOW_FACTOR,
   advisoryKeyValues,
   advisoryUnlock,
   type Statement,
-  tryAdvisoryLock,
 } from "./sql.js";
-import { advisoryTransaction } from "./transactional.js";
+import { advisoryTransaction, bodyRunning } from "./transactional.js";
 
 /** How long a claim that already took rows waits for one more connection before it stops taking. */
 const ACQUIRE_WAIT_MS = 50;
@@ -85,7 +87,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   }
 
   async claim(request: ClaimRequest): Promise<readonly Claimed<PostgresAdvisoryToken>[]> {
-    const { pool, table, group, candidates, take } = this.#options;
+    const { pool, table, group, candidates } = this.#options;
     let found: Record<string, unknown>[];
     try {
       const result = await execute(pool, candidates, {
@@ -100,57 +102,80 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       throw normalizeError(error, { table: table.name, form: "advisory lock", statement: "advisory claim" });
     }
     const taken: Claimed<PostgresAdvisoryToken>[] = [];
-    for (const candidate of found) {
-      if (taken.length >= request.limit) break;
-      const key = String(candidate.rc_key ?? "");
-      let connection: HeldConnection | undefined;
-      let locked = false;
-      try {
-        if (taken.length === 0) {
-          connection = await HeldConnection.acquire(pool);
-        } else {
-          // Holding taken rows while waiting for a connection could starve the pool: take no more.
-          connection = await acquireWithin(pool, ACQUIRE_WAIT_MS);
-          if (connection === undefined) break;
-        }
-        const lock = await connection.run(tryAdvisoryLock, { key });
-        locked = lock.rows[0]?.locked === true;
-        if (!locked) {
-          connection.release();
-          continue;
-        }
-        const result = await connection.run(take, {
-          ...this.#keyValues,
-          id: candidate.rc_id,
-          key,
-          now: request.now,
-          group,
-        });
-        const raw = result.rows[0];
-        if (raw === undefined) {
-          await this.#unlockAndRelease(connection, key);
-          continue;
-        }
-        const row = decodeClaimedRow(table, raw, table.columns.attempt !== undefined);
-        taken.push({ row, token: { form: "advisory", key, connection } });
-      } catch (error) {
-        if (connection !== undefined && !connection.released) {
-          if (locked) await this.#unlockAndRelease(connection, key).catch(() => undefined);
-          else connection.release();
-        }
-        if (taken.length > 0) {
-          this.#options.logger.error(
-            `Table "${table.name}" (advisory lock form): taking a row failed; keeping the rows already taken.`,
-            {
-              error,
-            },
-          );
-          break;
-        }
-        throw normalizeError(error, { table: table.name, form: "advisory lock", statement: "advisory take" });
+    let next = 0;
+    // Waves of lock-and-take statements, each on a connection of its own, run side by side: as
+    // many as rows are still wanted, until enough are taken or the candidates run out.
+    while (taken.length < request.limit && next < found.length) {
+      const wave = found.slice(next, next + request.limit - taken.length);
+      next += wave.length;
+      const first = taken.length === 0;
+      const outcomes = await Promise.allSettled(
+        wave.map((candidate, index) => this.#lockAndTake(candidate, request.now, first && index === 0)),
+      );
+      let failure: unknown;
+      let starved = false;
+      for (const outcome of outcomes) {
+        if (outcome.status === "rejected") failure ??= outcome.reason;
+        else if (outcome.value === "starved") starved = true;
+        else if (outcome.value !== null) taken.push(outcome.value);
       }
+      if (failure !== undefined) {
+        if (taken.length === 0)
+          throw normalizeError(failure, {
+            table: table.name,
+            form: "advisory lock",
+            statement: "advisory take",
+          });
+        this.#options.logger.error(
+          `Table "${table.name}" (advisory lock form): taking a row failed; keeping the rows already taken.`,
+          { error: failure },
+        );
+        break;
+      }
+      if (starved) break;
     }
     return taken;
+  }
+
+  /**
+   * Locks a candidate's key and takes its row in one statement, on a connection of its own:
+   * the claim, or `null` when the key is held elsewhere or the row is no longer claimable (its
+   * lock given back), or `"starved"` when the pool had no connection to spare within
+   * {@link ACQUIRE_WAIT_MS} (only `wait` waits for one: holding taken rows while waiting for a
+   * connection could starve the pool).
+   */
+  async #lockAndTake(
+    candidate: Record<string, unknown>,
+    now: Date,
+    wait: boolean,
+  ): Promise<Claimed<PostgresAdvisoryToken> | null | "starved"> {
+    const { pool, table, group, take } = this.#options;
+    const key = String(candidate.rc_key ?? "");
+    const connection = wait ? await HeldConnection.acquire(pool) : await acquireWithin(pool, ACQUIRE_WAIT_MS);
+    if (connection === undefined) return "starved";
+    let locked = false;
+    try {
+      const result = await connection.run(take, { ...this.#keyValues, id: candidate.rc_id, key, now, group });
+      const raw = result.rows[0];
+      locked = raw?.[ADVISORY_LOCKED_ALIAS] === true;
+      if (!locked) {
+        connection.release();
+        return null;
+      }
+      if (raw === undefined || raw[table.columns.id] === null || raw[table.columns.id] === undefined) {
+        await this.#unlockAndRelease(connection, key);
+        return null;
+      }
+      const row = decodeClaimedRow(table, raw, table.columns.attempt !== undefined);
+      return { row, token: { form: "advisory", key, connection } };
+    } catch (error) {
+      if (!connection.released) {
+        // A statement that failed may or may not have taken the lock: end the session to be sure.
+        connection.markBroken(error instanceof Error ? error : new Error(String(error)));
+        connection.release();
+      }
+      throw error;
+    }
   }
 
   async settle(token: PostgresAdvisoryToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
@@ -198,6 +223,10 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
    */
   async #unlockAndRelease(connection: HeldConnection, key: string): Promise<void> {
     if (connection.released) return;
+    // A transactional body still running on it: end the session (and the lock with it), so the
+    // body's next statement fails instead of running outside the transaction.
+    if (bodyRunning(connection))
+      connection.markBroken(new Error("rowclaim: given up during a transactional body"));
     if (connection.broken !== undefined) {
       connection.release();
       return;

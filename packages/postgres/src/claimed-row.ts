@@ -16,14 +16,19 @@ import { PAYLOAD_TEXT_ALIAS } from "./sql.js";
 /**
  * Decodes one claimed row. `attemptCounted`: the claim already wrote `attempt + 1` (lease,
  * advisory), so the attempt as it stood before the claim is one less than the value read.
+ * `known`: values of columns the statement did not return because the claim wrote them (a
+ * lease's expiry). A json payload read as text (under `PAYLOAD_TEXT_ALIAS`) is parsed once and
+ * the row's payload column holds the parsed value, as `pg` would have given it.
  */
 export function decodeClaimedRow(
   table: TableDefinition,
   raw: Record<string, unknown>,
   attemptCounted: boolean,
+  known?: Readonly<Record<string, unknown>>,
 ): ClaimedRow {
   const { columns } = table;
-  const payloadRaw = PAYLOAD_TEXT_ALIAS in raw ? raw[PAYLOAD_TEXT_ALIAS] : raw[columns.payload];
+  const asText = PAYLOAD_TEXT_ALIAS in raw;
+  const payloadRaw = asText ? raw[PAYLOAD_TEXT_ALIAS] : raw[columns.payload];
   let payload = decodePayload(table, payloadRaw);
   if (payload instanceof Uint8Array && payload.constructor !== Uint8Array) {
     payload = new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength);
@@ -35,7 +40,14 @@ export function decodeClaimedRow(
   }
   const group = columns.group === undefined ? null : raw[columns.group];
   const row: Record<string, unknown> = {};
-  for (const column of table.allColumns) row[column] = raw[column];
+  for (const column of table.allColumns) {
+    row[column] =
+      column === columns.payload && asText
+        ? payload
+        : known !== undefined && column in known
+          ? known[column]
+          : raw[column];
+  }
   return {
     id: raw[columns.id] as RowId,
     payload,

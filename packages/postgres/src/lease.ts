@@ -63,7 +63,8 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
       throw normalizeError(error, { table: table.name, form: "lease", statement: "lease claim" });
     }
     const token: LeaseToken = { form: "lease", expiry: request.expiry };
-    const claimed = result.rows.map((raw) => ({ row: decodeClaimedRow(table, raw, true), token }));
+    const known = { [table.columns.lockedUntil as string]: request.expiry };
+    const claimed = result.rows.map((raw) => ({ row: decodeClaimedRow(table, raw, true, known), token }));
     return sortIntoClaimOrder(table, claimed);
   }
 
@@ -111,9 +112,14 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
   }
 
   /** Transactional handlers: the body and the fenced settlement in one transaction (`src/transactional.ts`). */
-  transaction(id: RowId, work: TransactionWork, fence: () => Promise<LeaseToken>): Promise<void> {
+  transaction(
+    id: RowId,
+    work: TransactionWork,
+    fence: () => Promise<LeaseToken>,
+    signal: AbortSignal,
+  ): Promise<void> {
     const { pool, settlements, table } = this.#options;
-    return leaseTransaction(pool, settlements, table, id, work, fence);
+    return leaseTransaction(pool, settlements, table, id, work, fence, signal);
   }
 
   async close(): Promise<void> {}

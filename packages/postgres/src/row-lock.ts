@@ -22,7 +22,7 @@ import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
 import type { Settlements } from "./settle.js";
 import { beginSql, commitSql, rollbackSql, type Statement } from "./sql.js";
-import { rowLockTransaction } from "./transactional.js";
+import { bodyRunning, rowLockTransaction } from "./transactional.js";
 
 /** A row lock batch's token: the connection whose open transaction locked the batch's rows. */
 export interface PostgresRowLockToken extends RowLockToken {
@@ -101,6 +101,9 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
   async rollback(token: PostgresRowLockToken): Promise<void> {
     const { connection } = token;
     if (connection.released) return;
+    // A transactional body still running on it: end the session, so its next statement fails.
+    if (bodyRunning(connection))
+      connection.markBroken(new Error("rowclaim: given up during a transactional body"));
     if (connection.broken !== undefined) {
       connection.release();
       return;

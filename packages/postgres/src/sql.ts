@@ -75,11 +75,27 @@ function isJsonType(type: string | undefined): boolean {
   return type === "json" || type === "jsonb";
 }
 
-/** Every described column under its own name, plus a json payload's text form. */
-function selectList(table: TableDefinition, types: ColumnTypes, alias: string): string {
-  const items = table.allColumns.map((column) => `${col(alias, column)} AS ${quoteIdent(column)}`);
-  if (table.payloadType === "json" && isJsonType(types.get(table.columns.payload))) {
-    items.push(`${col(alias, table.columns.payload)}::text AS ${quoteIdent(PAYLOAD_TEXT_ALIAS)}`);
+/**
+ * Every described column under its own name, except `omit` (columns whose value the caller
+ * already knows, such as the expiry a lease claim writes). A json payload comes once, as text
+ * under {@link PAYLOAD_TEXT_ALIAS}: `decodePayload` parses it, and `pg` does not parse it first.
+ */
+function selectList(
+  table: TableDefinition,
+  types: ColumnTypes,
+  alias: string,
+  omit: readonly string[] = [],
+): string {
+  const payload = table.columns.payload;
+  const payloadAsText = table.payloadType === "json" && isJsonType(types.get(payload));
+  const items: string[] = [];
+  for (const column of table.allColumns) {
+    if (omit.includes(column)) continue;
+    items.push(
+      column === payload && payloadAsText
+        ? `${col(alias, payload)}::text AS ${quoteIdent(PAYLOAD_TEXT_ALIAS)}`
+        : `${col(alias, column)} AS ${quoteIdent(column)}`,
+    );
   }
   return items.join(", ");
 }
@@ -224,7 +240,7 @@ export function rowLockClaimSql(table: TableDefinition, group: string | null, ty
 /**
  * Lease claim, one statement: a CTE locks the due rows in claim order (skipping rows other
  * claims hold), and the UPDATE writes `$expiry` and counts the attempt on the rows it found,
- * returning them. A FIFO claim takes the head only, and nothing while a row of the group holds
+ * returning them (without lockedUntil: the claim knows it holds `$expiry`). A FIFO claim takes the head only, and nothing while a row of the group holds
  * a lease that has not run out.
  */
 export function leaseClaimSql(table: TableDefinition, group: string | null, types: ColumnTypes): Statement {
@@ -249,7 +265,7 @@ export function leaseClaimSql(table: TableDefinition, group: string | null, type
       `WITH rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
       `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limit} ${lock}) ` +
       `UPDATE ${tableRef(table)} AS rc_row SET ${sets.join(", ")} FROM rc_pick WHERE ${col("rc_row", id)} = rc_pick.rc_id ` +
-      `RETURNING ${selectList(table, types, "rc_row")}`
+      `RETURNING ${selectList(table, types, "rc_row", [until])}`
     );
   });
 }
@@ -335,20 +351,33 @@ export function advisoryKeyValues(table: TableDefinition): Record<string, string
   return values;
 }
 
+/** The column under which {@link advisoryTakeSql} reports whether it got the key's lock. */
+export const ADVISORY_LOCKED_ALIAS = "rowclaim$locked";
+
 /**
- * Advisory take: counts the attempt on the row while it is still claimable and its key is still
- * the one locked, and reads it (a table without an attempt column only reads it).
+ * Advisory lock and take, one statement on the connection that is to hold the key: tries the
+ * key's session lock without waiting (`pg_try_advisory_lock(hashtextextended(key, 0))`, as
+ * {@link tryAdvisoryLock}), and only when it got it counts the attempt on the row while it is
+ * still claimable and its key is still the one locked, returning the row (a table without an
+ * attempt column only reads it, `FOR UPDATE`). One row always comes back: whether the lock was
+ * taken (under {@link ADVISORY_LOCKED_ALIAS}) and the row's columns, NULL when the row was not
+ * taken; a lock taken for a row that is gone must be unlocked by the caller. The lock is taken
+ * before the row is read: the take's UPDATE (or `FOR UPDATE`) finds the row's newest committed
+ * version, so a settlement committed by the key's previous holder before it unlocked is seen.
  */
 export function advisoryTakeSql(table: TableDefinition, group: string | null, types: ColumnTypes): Statement {
-  return statement("advisory take", (p) => {
+  return statement("advisory lock and take", (p) => {
     const { id, attempt } = table.columns;
-    const where = `${col("rc_src", id)} = ${p.ref("id")} AND ${renderedKey(table, "rc_src", p)} = ${p.ref("key")}::text AND ${claimable(table, group, "rc_src", p)}`;
-    if (attempt === undefined) {
-      return `SELECT ${selectList(table, types, "rc_src")} FROM ${tableRef(table)} AS rc_src WHERE ${where}`;
-    }
+    const lock = `SELECT pg_try_advisory_lock(hashtextextended(${p.ref("key")}::text, 0)) AS rc_locked`;
+    const where = `(SELECT rc_locked FROM rc_lock) AND ${col("rc_src", id)} = ${p.ref("id")} AND ${renderedKey(table, "rc_src", p)} = ${p.ref("key")}::text AND ${claimable(table, group, "rc_src", p)}`;
+    const take =
+      attempt === undefined
+        ? `SELECT ${selectList(table, types, "rc_src")} FROM ${tableRef(table)} AS rc_src WHERE ${where} FOR UPDATE`
+        : `UPDATE ${tableRef(table)} AS rc_src SET ${quoteIdent(attempt)} = ${col("rc_src", attempt)} + 1 ` +
+          `WHERE ${where} RETURNING ${selectList(table, types, "rc_src")}`;
     return (
-      `UPDATE ${tableRef(table)} AS rc_src SET ${quoteIdent(attempt)} = ${col("rc_src", attempt)} + 1 ` +
-      `WHERE ${where} RETURNING ${selectList(table, types, "rc_src")}`
+      `WITH rc_lock AS MATERIALIZED (${lock}), rc_take AS (${take}) ` +
+      `SELECT rc_lock.rc_locked AS ${quoteIdent(ADVISORY_LOCKED_ALIAS)}, rc_take.* FROM rc_lock LEFT JOIN rc_take ON true`
     );
   });
 }

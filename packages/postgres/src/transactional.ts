@@ -31,12 +31,25 @@ const savepoint = "rowclaim_handler";
 /** The form's name as messages write it. */
 type FormLabel = "row lock" | "lease" | "advisory lock";
 
+/** Connections on which a transactional body is running now. */
+const running = new WeakSet<HeldConnection>();
+
+/**
+ * Whether a transactional body is running on `connection` now. A claimer giving such a
+ * connection up (the broker closing past its timeout) destroys it rather than roll back or unlock
+ * on it: the body's later statements must fail, not run outside the transaction.
+ */
+export function bodyRunning(connection: HeldConnection): boolean {
+  return running.has(connection);
+}
+
 /** Runs the body; on failure rolls back with `undo` (quietly) and rethrows the body's error unchanged. */
 async function runBody(
   connection: HeldConnection,
   work: TransactionWork,
   undo: () => Promise<unknown>,
 ): Promise<Settlement> {
+  running.add(connection);
   try {
     return await work(connection.client);
   } catch (error) {
@@ -44,6 +57,8 @@ async function runBody(
       connection.markBroken(undoError instanceof Error ? undoError : new Error(String(undoError)));
     });
     throw error;
+  } finally {
+    running.delete(connection);
   }
 }
 
@@ -107,7 +122,9 @@ export async function leaseTransaction(
   id: RowId,
   work: TransactionWork,
   fence: () => Promise<LeaseToken>,
+  signal: AbortSignal,
 ): Promise<void> {
+  if (signal.aborted) throw signal.reason;
   let connection: HeldConnection;
   try {
     connection = await HeldConnection.acquire(pool);
@@ -115,13 +132,25 @@ export async function leaseTransaction(
     throw normalizeError(error, { table: table.name, form: "lease", statement: "transactional handler" });
   }
   let committed = false;
+  // Given up (or the lease lost) while the body runs: end the session, so its next statement fails.
+  const giveUp = (): void => {
+    if (!running.has(connection)) return;
+    connection.markBroken(signal.reason instanceof Error ? signal.reason : new Error("given up"));
+    connection.release();
+  };
+  signal.addEventListener("abort", giveUp, { once: true });
   try {
     try {
       await connection.text(beginSql(table.isolation));
     } catch (error) {
       throw normalizeError(error, { table: table.name, form: "lease", statement: "begin" });
     }
-    const settlement = await runBody(connection, work, () => connection.text(rollbackSql));
+    const settlement = await runBody(connection, work, () => connection.text(rollbackSql)).catch(
+      (error: unknown) => {
+        // Cut off by the abort: say why (CLOSED, LEASE_LOST) rather than how the session ended.
+        throw signal.aborted ? signal.reason : error;
+      },
+    );
     const token = await fence();
     const changed = await applyInside(connection, settlements, table, "lease", id, settlement, token.expiry);
     if (changed === 0) {
@@ -143,6 +172,7 @@ export async function leaseTransaction(
         connection.markBroken(error instanceof Error ? error : new Error(String(error)));
       });
     }
+    signal.removeEventListener("abort", giveUp);
     connection.release();
   }
 }

@@ -22,6 +22,8 @@ export interface PostgresHarnessOptions {
   readonly wrap?: (driver: Driver) => Driver;
   /** Changes every pool the harness makes for a user-pool driver before the driver gets it. */
   readonly wrapPool?: (pool: pg.Pool) => pg.Pool;
+  /** Tests this run opts out of, by name, each with the reason the report shows. */
+  readonly skip?: Readonly<Record<string, string>>;
 }
 
 /** The table reference as the driver quotes it. */
@@ -70,6 +72,7 @@ export function postgresHarness(options: PostgresHarnessOptions): ConformanceHar
     name: options.name,
     tablePrefix: options.tablePrefix,
     ...(options.pools === undefined ? {} : { pools: options.pools }),
+    ...(options.skip === undefined ? {} : { skip: options.skip }),
     createDriver: () => make({ url, max: 12, notify: true }),
     createUserPoolDriver(): UserPoolDriver {
       const own = new pg.Pool({ connectionString: url, max: 12, application_name: "rowclaim-user-pool" });

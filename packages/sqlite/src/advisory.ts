@@ -33,14 +33,23 @@ import { normalizeError } from "./normalize-error.js";
 import { toClaimedRow, toEpochMs } from "./rows.js";
 import { checkSchema } from "./schema.js";
 import { SettlementStatements } from "./settle.js";
-import { advisoryCandidatesSql, advisoryKeySql, advisoryTakeSql, quoteColumns } from "./sql.js";
+import {
+  advisoryCandidatesSql,
+  advisoryKeySql,
+  advisoryTakeSql,
+  type QuotedColumns,
+  quoteColumns,
+} from "./sql.js";
 import { inTransaction } from "./transaction.js";
 import { sqliteTransaction } from "./transactional.js";
 
 /** How many candidates a claim reads per row it may take, so that a vanished row can be passed over. */
 const CANDIDATES_PER_ROW = 2;
 
-/** How many claimable rows with free keys a claim looks at, at least: the rows sharing a key count once. */
+/**
+ * How many claimable rows with free keys a claim looks at when the first look (`limit` ×
+ * {@link CANDIDATES_PER_ROW} rows) found too few distinct keys, at least: rows sharing a key count once.
+ */
 const CANDIDATE_WINDOW = 64;
 
 /** The advisory lock form's claimer for one subscription. */
@@ -49,8 +58,10 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
   readonly #table: TableDefinition;
   readonly #context: ClaimerContext;
   readonly #literals: Readonly<Record<string, string>>;
-  readonly #candidates: SqliteStatement;
   readonly #candidatesSql: string;
+  readonly #candidatesByWindow = new Map<number, SqliteStatement>();
+  readonly #columns: QuotedColumns;
+  readonly #keySql: string;
   readonly #take: SqliteStatement;
   readonly #takeCounts: boolean;
   readonly #settlements: SettlementStatements;
@@ -70,6 +81,8 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     this.#table = table;
     this.#context = context;
     this.#literals = key.literals;
+    this.#columns = columns;
+    this.#keySql = key.sql;
     this.#candidatesSql = advisoryCandidatesSql(columns, key.sql);
     const takeSql = advisoryTakeSql(columns);
     this.#takeCounts = columns.attempt !== undefined;
@@ -79,7 +92,6 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
       ...SettlementStatements.named(columns, false),
     ]);
     try {
-      this.#candidates = context.db.prepare(this.#candidatesSql);
       this.#take = context.db.prepare(takeSql);
       this.#settlements = new SettlementStatements(context.db, table, columns, false);
     } catch (error) {
@@ -103,14 +115,7 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
         const holding: HeldKey[] = [];
         try {
           return inTransaction(db, mode, () => {
-            const candidates = this.#candidates.all({
-              ...this.#literals,
-              group,
-              now,
-              held: JSON.stringify([...keys]),
-              limit: limit * CANDIDATES_PER_ROW,
-              window: Math.max(CANDIDATE_WINDOW, limit * CANDIDATES_PER_ROW * 8),
-            }) as { rid: unknown; rkey: unknown }[];
+            const candidates = this.#candidateRows(keys, group, now, limit);
             for (const candidate of candidates) {
               if (taken.length >= limit) break;
               const key = String(candidate.rkey ?? "");
@@ -138,6 +143,47 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
         statement: this.#candidatesSql,
       });
     }
+  }
+
+  /**
+   * Up to `limit` × {@link CANDIDATES_PER_ROW} candidates, the first row of each free key in
+   * claim order: first from a window of that many rows; when that window was full and held
+   * fewer than `limit` keys, from a wider one ({@link CANDIDATE_WINDOW}, or 8 × as many).
+   */
+  #candidateRows(
+    keys: ReadonlySet<string>,
+    group: string | null,
+    now: number,
+    limit: number,
+  ): { rid: unknown; rkey: string }[] {
+    const wanted = limit * CANDIDATES_PER_ROW;
+    const values = { ...this.#literals, group, now, held: JSON.stringify([...keys]) };
+    const firstPerKey = (window: number): { rows: number; picked: { rid: unknown; rkey: string }[] } => {
+      const rows = this.#candidatesFor(window).all(values) as { rid: unknown; rkey: unknown }[];
+      const seen = new Set<string>();
+      const picked: { rid: unknown; rkey: string }[] = [];
+      for (const row of rows) {
+        const key = String(row.rkey ?? "");
+        if (seen.has(key)) continue;
+        seen.add(key);
+        picked.push({ rid: row.rid, rkey: key });
+        if (picked.length >= wanted) break;
+      }
+      return { rows: rows.length, picked };
+    };
+    const first = firstPerKey(wanted);
+    if (first.picked.length >= limit || first.rows < wanted) return first.picked;
+    return firstPerKey(Math.max(CANDIDATE_WINDOW, wanted * 8)).picked;
+  }
+
+  /** The candidates statement for a window of `window` rows (its window written in; prepared once per size). */
+  #candidatesFor(window: number): SqliteStatement {
+    let statement = this.#candidatesByWindow.get(window);
+    if (statement === undefined) {
+      statement = this.#context.db.prepare(advisoryCandidatesSql(this.#columns, this.#keySql, window));
+      this.#candidatesByWindow.set(window, statement);
+    }
+    return statement;
   }
 
   async settle(token: HeldKey, row: ClaimedRow, settlement: Settlement): Promise<void> {

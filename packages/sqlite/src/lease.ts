@@ -1,7 +1,8 @@
 /**
  * The lease form on SQLite. A claim is one `UPDATE … SET lockedUntil = @expiry, attempt =
- * attempt + 1 WHERE id IN (… claimable … ORDER BY … LIMIT @limit) RETURNING …` inside a
- * transaction of the table's mode (IMMEDIATE unless the table says otherwise); the rows come back
+ * attempt + 1 WHERE id IN (… claimable … ORDER BY … LIMIT @limit) RETURNING …` in a transaction
+ * of the table's mode (IMMEDIATE unless the table says otherwise: the statement alone, which
+ * takes the write lock as it starts; other modes in BEGIN … COMMIT); the rows come back
  * in no order and are sorted into claim order here. Extensions and settlements apply only where
  * the row still holds the delivery's token (`lockedUntil = @token`); a settlement that finds
  * none fails with `LEASE_LOST` and changes nothing. A FIFO claim takes the head of its group
@@ -46,6 +47,9 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
   readonly #context: ClaimerContext;
   readonly #claim: SqliteStatement;
   readonly #claimSql: string;
+  /** Claim statements with their limit written in (see `leaseClaimSql`), by limit; not FIFO. */
+  readonly #claimsByLimit = new Map<number, SqliteStatement>();
+  readonly #leased: (QuotedColumns & { lockedUntil: string }) | undefined;
   readonly #extend: SqliteStatement;
   readonly #settlements: SettlementStatements;
 
@@ -61,6 +65,7 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
     const leased = columns as QuotedColumns & { lockedUntil: string };
     this.#table = table;
     this.#context = context;
+    this.#leased = table.fifo && columns.group !== undefined ? undefined : leased;
     this.#claimSql =
       table.fifo && columns.group !== undefined
         ? fifoLeaseClaimSql(leased as typeof leased & { group: string })
@@ -95,8 +100,13 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
     };
     let rows: Record<string, unknown>[];
     try {
+      const claim = this.#claimFor(parameters.limit);
+      // An UPDATE takes the write lock as it starts, so alone it is already the IMMEDIATE
+      // transaction the default mode asks for: no BEGIN and COMMIT around it.
       rows = await retryBusy(db, busy, () =>
-        inTransaction(db, mode, () => this.#claim.all(parameters) as Record<string, unknown>[]),
+        mode === "immediate"
+          ? (claim.all(parameters) as Record<string, unknown>[])
+          : inTransaction(db, mode, () => claim.all(parameters) as Record<string, unknown>[]),
       );
     } catch (error) {
       throw normalizeError(error, {
@@ -110,6 +120,17 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
       row: toClaimedRow(this.#table, row, true),
       token,
     }));
+  }
+
+  /** The claim statement for `limit` rows: its limit written in (prepared once per limit), FIFO's own. */
+  #claimFor(limit: number): SqliteStatement {
+    if (this.#leased === undefined) return this.#claim;
+    let claim = this.#claimsByLimit.get(limit);
+    if (claim === undefined) {
+      claim = this.#context.db.prepare(leaseClaimSql(this.#leased, limit));
+      this.#claimsByLimit.set(limit, claim);
+    }
+    return claim;
   }
 
   async extend(
