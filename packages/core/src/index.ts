@@ -23,6 +23,7 @@ export {
   type ClockSkewReading,
   clockSkewDefaults,
 } from "./clock-skew.js";
+export { acquireWithin, type ConnectionWait } from "./connection-wait.js";
 export type { Delivery, Handler, HandlerResult } from "./delivery.js";
 export {
   type DetectedCapabilities,

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { ConnectionLostError, ConnectionTimeoutError } from "@rowclaim/core";
+import { acquireWithin, ConnectionLostError } from "@rowclaim/core";
 import type { ConnectionLike, PoolLike, QueryOptionsLike } from "./client.js";
 import { classifyError } from "./normalize-error.js";
 
@@ -37,14 +37,18 @@ export class BoundedPool implements PoolLike {
 
   /** Checks a connection out, waiting at most the bound. */
   async getConnection(): Promise<ConnectionLike> {
-    const pending = this.#raw.getConnection();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), this.#waitMs);
-    });
+    const limit = poolConnectionLimit(this.#raw);
     try {
-      const connection = await Promise.race([pending, timedOut]);
-      if (connection !== undefined) return connection;
+      return await acquireWithin(
+        this.#raw.getConnection(),
+        {
+          waitMs: this.#waitMs,
+          driver: "rowclaim/mysql",
+          poolSize: limit === undefined ? undefined : `its connectionLimit is ${limit}`,
+          enlarge: "Raise connectionLimit",
+        },
+        (late) => late.release(),
+      );
     } catch (error) {
       if (classifyError(error).connectionLost) {
         throw new ConnectionLostError(
@@ -53,18 +57,7 @@ export class BoundedPool implements PoolLike {
         );
       }
       throw error;
-    } finally {
-      clearTimeout(timer);
     }
-    pending.then(
-      (late) => late.release(),
-      () => undefined,
-    );
-    const limit = poolConnectionLimit(this.#raw);
-    throw new ConnectionTimeoutError(
-      `rowclaim/mysql: no connection came from the pool within ${this.#waitMs} ms${limit === undefined ? "" : ` (its connectionLimit is ${limit})`}. Every connection is held: by deliveries in work (row lock and advisory lock deliveries each hold one), by your own code, or the server does not answer. Raise connectionLimit, run fewer workers, or raise acquireTimeoutMs.`,
-      { waitedMs: this.#waitMs },
-    );
   }
 
   /** Runs one statement on a connection checked out within the bound, then returns it. */

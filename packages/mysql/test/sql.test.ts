@@ -74,14 +74,14 @@ describe("claim SQL is the same for both families and built from quoted identifi
     expect(claim.sql).toContain("`queue` IS NULL");
   });
 
-  it("the lease claim selects ids, then one UPDATE writes the expiry and attempt + 1", () => {
+  it("the lease claim selects whole rows, then one UPDATE writes the expiry and attempt + 1", () => {
     const lease = defineTable({
       name: "l",
       columns: { id: "id", payload: "p", attempt: "a", lockedUntil: "lu" },
     });
     const statements = new TableStatements(lease, null);
     expect(statements.leaseSelect(new Date(), 2).sql).toBe(
-      "SELECT `id` FROM `l` WHERE (`lu` IS NULL OR `lu` <= ?) ORDER BY `id` ASC LIMIT ? FOR UPDATE SKIP LOCKED",
+      "SELECT `id`, `p`, `a`, `lu` FROM `l` WHERE (`lu` IS NULL OR `lu` <= ?) ORDER BY `id` ASC LIMIT ? FOR UPDATE SKIP LOCKED",
     );
     expect(statements.leaseTake([1, 2], new Date()).sql).toBe(
       "UPDATE `l` SET `lu` = ?, `a` = `a` + 1 WHERE `id` IN (?)",

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { ConnectionTimeoutError } from "@rowclaim/core";
+import { acquireWithin } from "@rowclaim/core";
 import { isConnectionLost } from "./normalize-error.js";
 import type { PoolClientLike, PoolLike, QueryConfigLike, QueryResultLike } from "./pool-like.js";
 
@@ -31,26 +31,17 @@ export class BoundedPool implements PoolLike {
   }
 
   /** Checks a client out, waiting at most the bound. */
-  async connect(): Promise<PoolClientLike> {
-    const pending = this.#raw.connect();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), this.#waitMs);
-    });
-    try {
-      const client = await Promise.race([pending, timedOut]);
-      if (client !== undefined) return client;
-    } finally {
-      clearTimeout(timer);
-    }
-    pending.then(
-      (late) => late.release(),
-      () => undefined,
-    );
+  connect(): Promise<PoolClientLike> {
     const max = poolMax(this.#raw);
-    throw new ConnectionTimeoutError(
-      `rowclaim/postgres: no connection came from the pool within ${this.#waitMs} ms${max === undefined ? "" : ` (the pool holds at most ${max})`}. Every connection is held: by deliveries in work (row lock and advisory lock deliveries each hold one), by your own code, or the server does not answer. Make the pool larger, run fewer workers, or raise acquireTimeoutMs.`,
-      { waitedMs: this.#waitMs },
+    return acquireWithin(
+      this.#raw.connect(),
+      {
+        waitMs: this.#waitMs,
+        driver: "rowclaim/postgres",
+        poolSize: max === undefined ? undefined : `the pool holds at most ${max}`,
+        enlarge: "Make the pool larger",
+      },
+      (late) => late.release(),
     );
   }
 

@@ -9,6 +9,7 @@ import {
   createBroker,
   type LeaseClaimer,
   leaseExpiry,
+  type RowLockClaimer,
   silentLogger,
 } from "@rowclaim/core";
 import pg from "pg";
@@ -132,9 +133,9 @@ describe("a row lock subscription claims ahead while workers are free", () => {
     let most = 0;
     const open = driver.open.bind(driver);
     driver.open = async (...args: Parameters<typeof driver.open>) => {
-      const claimer = await open(...args);
-      const claim = claimer.claim.bind(claimer) as (request: never) => Promise<never>;
-      (claimer as { claim: (request: never) => Promise<never> }).claim = async (request: never) => {
+      const claimer = (await open(...args)) as RowLockClaimer;
+      const claim = claimer.claim.bind(claimer);
+      claimer.claim = async (request) => {
         running += 1;
         most = Math.max(most, running);
         try {
