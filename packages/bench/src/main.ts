@@ -277,11 +277,12 @@ const panels: ChartPanel[] = (["postgres", "sqlite"] as const)
         .filter((entry) => entry.database === database && entry.workers === workers)
         .map((entry) => {
           const note = entry.id.startsWith("rowclaim") ? ratioNote(entry) : undefined;
+          const rate = `${entry.median.toLocaleString("en-US")} jobs/s`;
           return {
             id: entry.id,
             label: entry.label,
             value: entry.median,
-            ...(note === undefined ? {} : { note }),
+            text: note === undefined ? rate : `${rate}  ${note}`,
           };
         }),
     })),
