@@ -39,7 +39,12 @@ function workspaceCopy({ keepPendingChangesets = false } = {}) {
     mkdirSync(dirname(join(dir, file)), { recursive: true });
     writeFileSync(join(dir, file), `${JSON.stringify(manifest, null, 2)}\n`);
   };
-  write("package.json", strip(JSON.parse(readFileSync(join(root, "package.json"), "utf8"))));
+  // Without `packageManager`: pnpm would resolve its own version as a dependency, which an
+  // offline install cannot do on a machine whose cache never held pnpm's metadata.
+  const { packageManager: _pinned, ...rootManifest } = JSON.parse(
+    readFileSync(join(root, "package.json"), "utf8"),
+  );
+  write("package.json", strip(rootManifest));
   write("tooling/package.json", strip(JSON.parse(readFileSync(join(root, "tooling/package.json"), "utf8"))));
   for (const name of readdirSync(join(root, "packages"))) {
     const file = `packages/${name}/package.json`;

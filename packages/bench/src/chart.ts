@@ -30,6 +30,7 @@ function escapeXml(text: string): string {
 }
 
 function colour(id: string): string {
+  if (id.startsWith("rowclaim") && id.includes("-prefetch-")) return "#173f8a";
   if (id.startsWith("rowclaim")) return "#2f6fdf";
   if (id.startsWith("graphile")) return "#e07b24";
   if (id.startsWith("pg-boss")) return "#3a9a5b";
@@ -48,7 +49,12 @@ export function renderChart(
   marker?: { readonly value: number; readonly label: string },
 ): string {
   const width = 1000;
-  const labelWidth = 190;
+  // Wide enough for the longest label at 12 px (about 6.6 px a character).
+  const longest = Math.max(
+    0,
+    ...panels.flatMap((panel) => panel.groups.flatMap((group) => group.bars.map((bar) => bar.label.length))),
+  );
+  const labelWidth = Math.max(190, Math.ceil(longest * 6.6) + 10);
   const valueWidth = 300;
   const barArea = width - labelWidth - valueWidth - 30;
   const barHeight = 18;

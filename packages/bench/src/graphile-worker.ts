@@ -66,7 +66,9 @@ export function graphileWorker(url: string, poolSize: number): Contender {
       return { ms, done: handled };
     },
     async close() {
-      await pool.query("DELETE FROM graphile_worker._private_jobs").catch(() => undefined);
+      // Only a contender that filled the queue empties it: a skipped one leaves other runs' jobs alone.
+      if (utils !== undefined)
+        await pool.query("DELETE FROM graphile_worker._private_jobs").catch(() => undefined);
       await utils?.release();
       await pool.end();
     },

@@ -20,7 +20,6 @@ import { makeWorkerUtils, type Runner, run } from "graphile-worker";
 import pg from "pg";
 import PgBoss from "pg-boss";
 import { better, defineQueue, defineWorker } from "plainjob";
-import { waitUntil } from "./contender.js";
 import { graphileTuning, quietLogger } from "./graphile-worker.js";
 import { benchTable } from "./rowclaim.js";
 import { percentile, round } from "./statistics.js";
@@ -46,7 +45,10 @@ export interface LatencyResult {
 
 /** A publisher: in this process, or the child's. */
 export interface LatencyPublisher {
+  /** Publishes one job stamped `sentAt` (a child stamps its own); resolves once it is sent on its way. */
   publish(sentAt: number): Promise<void>;
+  /** Resolves once the last publish returned (a child's: asked after its handler ran). Default: at once. */
+  settled?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -242,7 +244,17 @@ function plainjobSubject(file: string): LatencySubject {
   };
 }
 
-/** Publishes `samples` jobs one at a time into an idle queue and returns the p50 and p99 latency. */
+/** Jobs published before the counted ones (not counted): the code on both sides runs optimised. */
+const WARM_UP_JOBS = 20;
+
+/** How long one job may take to arrive before the run fails. */
+const RECEIVE_TIMEOUT_MS = 60_000;
+
+/**
+ * Publishes `samples` jobs one at a time into an idle queue and returns the p50 and p99 latency.
+ * The next job waits for the handler (a promise the handler resolves: no polling timer in the
+ * measuring process) and for the publish to return, then for an idle moment.
+ */
 async function measure(
   subject: LatencySubject,
   scope: LatencyScope,
@@ -250,25 +262,37 @@ async function measure(
   url: string,
 ): Promise<LatencyResult> {
   const latencies: number[] = [];
-  let received = 0;
+  let arrived: (() => void) | undefined;
   const local = await subject.start((sentAt) => {
     latencies.push(wallNow() - sentAt);
-    received += 1;
+    arrived?.();
   });
+  const one = async (pub: LatencyPublisher, what: string): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const received = new Promise<void>((resolve, reject) => {
+      arrived = resolve;
+      timer = setTimeout(
+        () => reject(new Error(`timed out after ${RECEIVE_TIMEOUT_MS} ms waiting for ${what}`)),
+        RECEIVE_TIMEOUT_MS,
+      );
+    });
+    try {
+      // An idle moment between jobs, as between real publishes.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await Promise.all([pub.publish(wallNow()), received]);
+      await pub.settled?.();
+    } finally {
+      clearTimeout(timer);
+      arrived = undefined;
+    }
+  };
   let pub: LatencyPublisher | undefined;
   try {
     pub = scope === "in-process" ? local : await childPublisher(subject.id, url);
-    // One warm-up job, not counted.
-    await pub.publish(wallNow());
-    await waitUntil(() => received >= 1, `${subject.label}'s warm-up job`, 60_000, 1);
+    for (let n = 1; n <= Math.min(WARM_UP_JOBS, samples); n += 1)
+      await one(pub, `${subject.label}'s warm-up job`);
     latencies.length = 0;
-    received = 0;
-    for (let n = 1; n <= samples; n += 1) {
-      // An idle moment between jobs, as between real publishes.
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      await pub.publish(wallNow());
-      await waitUntil(() => received >= n, `${subject.label}'s job ${n}`, 60_000, 0);
-    }
+    for (let n = 1; n <= samples; n += 1) await one(pub, `${subject.label}'s job ${n}`);
   } finally {
     await pub?.close();
     await subject.stop();
@@ -284,24 +308,34 @@ async function measure(
   };
 }
 
-/** A publisher running in a child process (`publisher.js`), driven over IPC one job at a time. */
+/**
+ * A publisher running in a child process (`publisher.js`), driven over IPC one job at a time.
+ * The child does not answer while the job is on its way: the parent asks whether the publish
+ * returned only after the handler ran, so no IPC message reaches the measuring process in the
+ * measured interval.
+ */
 async function childPublisher(id: string, url: string): Promise<LatencyPublisher> {
   const script = fileURLToPath(new URL("./publisher.js", import.meta.url));
   const child = fork(script, [id, url], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const replies: ((message: unknown) => void)[] = [];
   child.on("message", (message) => replies.shift()?.(message));
-  const ask = (message: unknown): Promise<unknown> =>
+  const tell = (message: object): Promise<void> =>
+    new Promise((resolve, reject) => {
+      child.send(message, (error) => (error === null ? resolve() : reject(error)));
+    });
+  const ask = (message: object): Promise<unknown> =>
     new Promise((resolve, reject) => {
       replies.push(resolve);
-      child.send(message as object, (error) => {
-        if (error !== null) reject(error);
-      });
+      tell(message).catch(reject);
     });
   await ask({ type: "ready?" });
   return {
     // The child takes its own sentAt just before it publishes.
     async publish() {
-      await ask({ type: "publish" });
+      await tell({ type: "publish" });
+    },
+    async settled() {
+      await ask({ type: "published?" });
     },
     async close() {
       await ask({ type: "close" });
@@ -310,26 +344,38 @@ async function childPublisher(id: string, url: string): Promise<LatencyPublisher
   };
 }
 
-/** Measures every subject's latency, in process and (where it wakes across processes) from a child. */
-export async function measureLatencies(url: string, samples: number): Promise<LatencyResult[]> {
+/**
+ * Measures every subject's latency, in process and (where it wakes across processes) from a
+ * child; `include` picks subjects by id (default: every one).
+ */
+export async function measureLatencies(
+  url: string,
+  samples: number,
+  include: (id: string) => boolean = () => true,
+): Promise<LatencyResult[]> {
   const directory = mkdtempSync(join(tmpdir(), "rowclaim-wslat-"));
   const results: LatencyResult[] = [];
+  const run = async (make: () => LatencySubject, id: string, scope: LatencyScope, count = samples) => {
+    if (include(id)) results.push(await measure(make(), scope, count, url));
+  };
   try {
     for (const form of ["lease", "rowLock", "advisory"] as const) {
       for (const scope of ["in-process", "cross-process"] as const) {
-        results.push(await measure(rowclaimPostgresSubject(url, form), scope, samples, url));
+        await run(() => rowclaimPostgresSubject(url, form), `rowclaim-pg-${form}`, scope);
       }
     }
     for (const scope of ["in-process", "cross-process"] as const) {
-      results.push(await measure(graphileSubject(url), scope, samples, url));
+      await run(() => graphileSubject(url), "graphile-worker", scope);
     }
-    results.push(
-      await measure(rowclaimSqliteSubject(join(directory, "rowclaim.db")), "in-process", samples, url),
+    await run(
+      () => rowclaimSqliteSubject(join(directory, "rowclaim.db")),
+      "rowclaim-sqlite-lease",
+      "in-process",
     );
     // These two poll when idle (0.5 s and 1 s): a few samples say enough.
     const few = Math.min(samples, 10);
-    results.push(await measure(pgBossSubject(url), "in-process", few, url));
-    results.push(await measure(plainjobSubject(join(directory, "plainjob.db")), "in-process", few, url));
+    await run(() => pgBossSubject(url), "pg-boss", "in-process", few);
+    await run(() => plainjobSubject(join(directory, "plainjob.db")), "plainjob", "in-process", few);
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }

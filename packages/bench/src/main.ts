@@ -10,7 +10,11 @@
  * skips latency), `--url URL` (`ROWCLAIM_POSTGRES_URL` or the local service), `--only id,id`,
  * `--pg-boss-batch LIST` (`500`: pg-boss's batch sizes, one contender each),
  * `--out DIR` (`results`, beside `package.json`), `--subscribe JSON` (rowclaim's subscribe options
- * beside the workers, for example `'{"batch":4}'`; default none: the library's defaults).
+ * beside the workers, for example `'{"batch":4}'`; default none: the library's defaults),
+ * `--prefetch LIST` (`500`: the throughput variants of the lease and row lock forms, one
+ * contender per size; `0`: none), `--latency-only` (no throughput run; `--only` then picks the
+ * latency subjects: `rowclaim-pg-lease`, `rowclaim-pg-rowLock`, `rowclaim-pg-advisory`,
+ * `graphile-worker`, `rowclaim-sqlite-lease`, `pg-boss`, `plainjob`).
  *
  * @module
  */
@@ -66,6 +70,8 @@ const { values } = parseArgs({
     only: { type: "string" },
     subscribe: { type: "string", default: "{}" },
     "pg-boss-batch": { type: "string", default: "500" },
+    prefetch: { type: "string", default: "500" },
+    "latency-only": { type: "boolean", default: false },
     out: { type: "string", default: "results" },
   },
   allowPositionals: false,
@@ -82,18 +88,33 @@ const poolSize = Math.max(...workerCounts) + 4;
 
 // Subscribe options for rowclaim beside the workers (none by default: the library's defaults).
 const extra = JSON.parse(values.subscribe) as SubscribeOptions;
+// The throughput variants: rowclaim's lease and row lock forms with `prefetch`, beside the defaults.
+const prefetchSizes = values.prefetch
+  .split(",")
+  .filter((size) => size.trim() !== "")
+  .map(Number)
+  .filter((size) => size > 0);
+const latencyOnly = values["latency-only"];
 
 const all: Contender[] = [
   rowclaimPostgres(url, "lease", poolSize, extra),
   rowclaimPostgres(url, "rowLock", poolSize, extra),
   rowclaimPostgres(url, "advisory", poolSize, extra),
+  ...prefetchSizes.flatMap((prefetch) => [
+    rowclaimPostgres(url, "lease", poolSize, extra, { prefetch }),
+    rowclaimPostgres(url, "rowLock", poolSize, extra, { prefetch }),
+  ]),
   graphileWorker(url, poolSize),
   ...values["pg-boss-batch"].split(",").map((size) => pgBoss(url, poolSize, Number(size))),
   rowclaimSqlite(extra),
   plainjob(),
 ];
 const only = values.only?.split(",");
-const contenders = only === undefined ? all : all.filter((contender) => only.includes(contender.id));
+const contenders = latencyOnly
+  ? []
+  : only === undefined
+    ? all
+    : all.filter((contender) => only.includes(contender.id));
 for (const skipped of all.filter((contender) => !contenders.includes(contender))) await skipped.close();
 
 const log = (line: string): void => {
@@ -146,7 +167,7 @@ try {
         list.push(rate);
         figures.set(key(contender.id, workers), list);
         log(
-          `round ${r + 1}/${rounds}  ${workers} worker(s)  ${contender.label.padEnd(22)} ${Math.round(rate)} jobs/s`,
+          `round ${r + 1}/${rounds}  ${workers} worker(s)  ${contender.label.padEnd(44)} ${Math.round(rate)} jobs/s`,
         );
       }
     }
@@ -197,7 +218,11 @@ for (const workers of workerCounts) {
 let latency: LatencyResult[] = [];
 if (latencySamples > 0) {
   log(`publish → handler latency: ${latencySamples} jobs one at a time into an idle queue.`);
-  latency = await measureLatencies(url, latencySamples);
+  latency = await measureLatencies(
+    url,
+    latencySamples,
+    latencyOnly && only !== undefined ? (id) => only.includes(id) : () => true,
+  );
 }
 
 // The printed summary.
@@ -216,7 +241,7 @@ for (const row of [header, ...rows])
 lines.push("", "ratios (rowclaim ÷ other, medians)", "");
 for (const ratio of ratios) {
   lines.push(
-    `${ratio.subject.padEnd(24)} ÷ ${ratio.versus.padEnd(16)} at ${ratio.workers} worker(s): ${ratio.ratio.toFixed(2)}`,
+    `${ratio.subject.padEnd(34)} ÷ ${ratio.versus.padEnd(16)} at ${ratio.workers} worker(s): ${ratio.ratio.toFixed(2)}`,
   );
 }
 if (latency.length > 0) {
@@ -241,6 +266,7 @@ const result = {
     latencySamples,
     handler: "no-op (returns at once)",
     rowclaimSubscribe: extra,
+    rowclaimThroughputPrefetch: prefetchSizes,
     measured:
       "from the moment consuming starts to the moment every job is settled (the database holds no unfinished job of the run)",
   },

@@ -1,7 +1,8 @@
 /**
  * plainjob on SQLite (better-sqlite3): one `defineWorker` per worker in this process, a new
  * database file for every drain. plainjob opens the file with `journal_mode = WAL` and
- * `synchronous = NORMAL`; rowclaim's SQLite driver leaves `synchronous` at SQLite's default (FULL).
+ * `synchronous = NORMAL`; rowclaim's SQLite contender is given the same level
+ * (`createSqliteDriver({ synchronous: "normal" })`; the driver's default is `"full"`).
  *
  * @module
  */

@@ -51,14 +51,31 @@ function describeSubscribe(extra: SubscribeOptions): string {
     : `subscribe(table, handler, { workers, ...${given} })`;
 }
 
-/** rowclaim's `form` on the PostgreSQL database at `url`; `extra` subscribe options beside the workers. */
+/**
+ * The throughput variant of a rowclaim contender: the one option a user sets for throughput,
+ * `prefetch` (rows claimed ahead of the workers and held while they wait for one), as
+ * graphile-worker's local queue.
+ */
+export interface ThroughputVariant {
+  /** Rows claimed ahead of the workers (`SubscribeOptions.prefetch`). */
+  readonly prefetch: number;
+}
+
+/**
+ * rowclaim's `form` on the PostgreSQL database at `url`; `extra` subscribe options beside the
+ * workers. With `variant`, the contender is the throughput variant (`rowclaim-pg-<form>-prefetch-<N>`,
+ * subscribing with `{ workers, prefetch: N }` and its own table), run beside the defaults.
+ */
 export function rowclaimPostgres(
   url: string,
   form: ClaimFormName,
   poolSize: number,
   extra: SubscribeOptions = {},
+  variant?: ThroughputVariant,
 ): Contender {
-  const table = benchTable(`rowclaim_wsbench_${form.toLowerCase()}`, form);
+  const suffix = variant === undefined ? "" : `_prefetch_${variant.prefetch}`;
+  const table = benchTable(`rowclaim_wsbench_${form.toLowerCase()}${suffix}`, form);
+  const options: SubscribeOptions = variant === undefined ? extra : { ...extra, prefetch: variant.prefetch };
   let driver: Driver | undefined;
   let broker: Broker | undefined;
   const admin = new pg.Pool({ connectionString: url, max: 2 });
@@ -70,10 +87,13 @@ export function rowclaimPostgres(
     return broker;
   };
   return {
-    id: `rowclaim-pg-${form}`,
-    label: `rowclaim ${formLabel[form]}`,
+    id: variant === undefined ? `rowclaim-pg-${form}` : `rowclaim-pg-${form}-prefetch-${variant.prefetch}`,
+    label:
+      variant === undefined
+        ? `rowclaim ${formLabel[form]}`
+        : `rowclaim ${formLabel[form]}, throughput (prefetch ${variant.prefetch})`,
     database: "postgres",
-    settings: describeSubscribe(extra),
+    settings: describeSubscribe(options),
     async fill(jobs) {
       const b = open();
       await admin.query(`DROP TABLE IF EXISTS "${table.name}"`);
@@ -91,7 +111,7 @@ export function rowclaimPostgres(
     async drain(workers, jobs) {
       const b = open();
       const start = performance.now();
-      const subscription = await b.subscribe(table, () => undefined, { ...extra, workers });
+      const subscription = await b.subscribe(table, () => undefined, { ...options, workers });
       await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim to drain", 600_000);
       const ms = performance.now() - start;
       const done = subscription.stats.acked;
@@ -99,14 +119,22 @@ export function rowclaimPostgres(
       return { ms, done };
     },
     async close() {
-      await broker?.close();
-      await admin.query(`DROP TABLE IF EXISTS "${table.name}"`);
+      // Only a contender that made its table drops it: a skipped one (`--only`, `--latency-only`)
+      // leaves alone a table another run may be draining.
+      if (broker !== undefined) {
+        await broker.close();
+        await admin.query(`DROP TABLE IF EXISTS "${table.name}"`);
+      }
       await admin.end();
     },
   };
 }
 
-/** rowclaim's lease form on SQLite: a new database file for every drain; `extra` subscribe options beside the workers. */
+/**
+ * rowclaim's lease form on SQLite: a new database file for every drain; `extra` subscribe options
+ * beside the workers. The file is opened with `synchronous: "normal"`, plainjob's level, so that
+ * both queues pay the same for a commit (the driver's default is `"full"`).
+ */
 export function rowclaimSqlite(extra: SubscribeOptions = {}): Contender {
   const directory = mkdtempSync(join(tmpdir(), "rowclaim-wsbench-"));
   const table = benchTable("rowclaim_wsbench_lease", "lease");
@@ -116,12 +144,12 @@ export function rowclaimSqlite(extra: SubscribeOptions = {}): Contender {
     id: "rowclaim-sqlite-lease",
     label: "rowclaim lease",
     database: "sqlite",
-    settings: `createSqliteDriver({ filename }); ${describeSubscribe(extra)}`,
+    settings: `createSqliteDriver({ filename, synchronous: "normal" }) (plainjob's durability); ${describeSubscribe(extra)}`,
     async fill(jobs) {
       await current?.broker.close();
       round += 1;
       const file = join(directory, `rowclaim-${round}.db`);
-      const driver = createSqliteDriver({ filename: file });
+      const driver = createSqliteDriver({ filename: file, synchronous: "normal" });
       driver.database.exec(driver.schemaSql(table));
       const broker = createBroker({ driver });
       for (const part of chunks(payloads(jobs), 500)) {

@@ -56,6 +56,8 @@ describe("the workspace benchmark", () => {
       "rowclaim-pg-lease",
       "rowclaim-pg-rowLock",
       "rowclaim-pg-advisory",
+      "rowclaim-pg-lease-prefetch-500",
+      "rowclaim-pg-rowLock-prefetch-500",
       "graphile-worker",
       "pg-boss-500",
       "rowclaim-sqlite-lease",

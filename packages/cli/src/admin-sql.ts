@@ -18,6 +18,16 @@ export function dropTableSql(dialect: Dialect, table: string): string {
   return `DROP TABLE IF EXISTS ${quoteIdentifier(dialect, table)}`;
 }
 
+/**
+ * A statement that refreshes the planner's statistics of a table (`ANALYZE`; MySQL `ANALYZE
+ * TABLE`), as a table in service has them: without them a freshly filled table is planned as if
+ * it were empty.
+ */
+export function analyzeTableSql(dialect: Dialect, table: string): string {
+  const name = quoteIdentifier(dialect, table);
+  return dialect === "mysql" ? `ANALYZE TABLE ${name}` : `ANALYZE ${name}`;
+}
+
 /** A statement that lists the columns of a table (parameter: the table's name) as rows `{ name }`. */
 export function columnListSql(dialect: Dialect): string {
   switch (dialect) {

@@ -9,7 +9,7 @@ interface BenchJson {
   readonly database: string;
   readonly jobs: number;
   readonly rounds: number;
-  readonly options: { readonly batch: number | "default" };
+  readonly options: { readonly batch: number | "default"; readonly prefetch?: number };
   readonly results: readonly {
     readonly form: string;
     readonly workers: number;
@@ -91,6 +91,34 @@ describe("rowclaim bench on SQLite", () => {
     ) as BenchJson;
     expect(given.options).toEqual({ batch: 2 });
     expect(given.results.map((entry) => [entry.workers, entry.batch])).toEqual([[4, 2]]);
+  });
+
+  it("gives rowclaim the throughput option with --prefetch, whose claims then fill the workers and the room held ahead, and leaves the advisory form out", async () => {
+    const result = await runBin([
+      "bench",
+      "--jobs",
+      "60",
+      "--workers",
+      "2",
+      "--prefetch",
+      "10",
+      "--rounds",
+      "1",
+      "--json",
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const figures = JSON.parse(result.stdout) as BenchJson;
+    expect(figures.options).toEqual({ batch: "default", prefetch: 10 });
+    expect(figures.results.map((entry) => [entry.form, entry.workers, entry.batch])).toEqual([
+      ["lease", 2, 12],
+    ]);
+    for (const entry of figures.results) {
+      expect(entry.rowclaim.drained).toBe(60);
+      expect(entry.loop.drained).toBe(60);
+    }
+    const refused = await runBin(["bench", "--jobs", "10", "--prefetch", "10", "--form", "advisory"]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("--prefetch");
   });
 
   it("says which options it gave rowclaim and prints a line per form and worker count with the ratio rowclaim ÷ loop", async () => {

@@ -26,6 +26,7 @@ export interface ChildConfig {
     readonly group?: string | null;
     readonly workers?: number;
     readonly batch?: number;
+    readonly prefetch?: number;
     readonly pollInterval?: number;
   };
   /** `ack` mode: how long each handler works before it acks, in milliseconds. Default 0. */

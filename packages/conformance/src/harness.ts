@@ -135,6 +135,22 @@ export interface ConformanceHarness {
   advisoryKeyHeld?(key: string): Promise<boolean>;
   /** For the `SERVER_TOO_OLD` test; without it that test skips, saying so. */
   readonly olderServer?: OlderServer;
+  /**
+   * For the failed-settlement tests of the settlements sub-suite: makes the database refuse, from
+   * now until the returned function is called, every statement that sets `processedAt` of a row of
+   * `table` to a value (the suite's tables name it `processed_at`), so that an ack fails for a
+   * database reason while claims still work. PostgreSQL and MySQL/MariaDB: a `CHECK
+   * (processed_at IS NULL)` constraint, dropped again; SQLite: a `BEFORE UPDATE` trigger that
+   * raises. The suite calls it before any broker subscribes to `table`, and the returned
+   * function after every broker of it closed. Without it those tests skip, saying so.
+   */
+  refuseProcessedAt?(table: TableDefinition): Promise<() => Promise<void>>;
+  /**
+   * How many rows the memory test drains through one subscription (default 100,000). Lower it for
+   * a driver too slow to drain that many within the test's timeout, and say so in the driver's
+   * README.
+   */
+  readonly memoryRows?: number;
   /** Releases what the harness holds (its own connection). Called once, after every test. */
   close?(): Promise<void>;
   /**

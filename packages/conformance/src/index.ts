@@ -10,6 +10,7 @@ export { batchSuite } from "./batch.js";
 export type { ChildConfig, ChildEvent } from "./child-protocol.js";
 export { claimsSuite } from "./claims.js";
 export { concurrencySuite } from "./concurrency.js";
+export { connectionsSuite } from "./connections.js";
 export { crashSuite } from "./crash.js";
 export { declarationSuite } from "./declaration.js";
 export { errorsSuite } from "./errors.js";
@@ -18,10 +19,13 @@ export type { ConformanceHarness, HeldRowLock, OlderServer, UserPoolDriver } fro
 export { identifiersSuite } from "./identifiers.js";
 export { leaseSuite } from "./lease.js";
 export { lockingSuite } from "./locking.js";
+export { DEFAULT_MEMORY_ROWS, HEAP_GROWTH_BOUND, memorySuite } from "./memory.js";
 export { outcomesSuite } from "./outcomes.js";
 export { payloadSuite } from "./payload.js";
+export { prefetchSuite } from "./prefetch.js";
 export {
   type CollectedTest,
+  type ConformanceTestOptions,
   collectConformanceTests,
   optOutCheck,
   optOutProblems,
@@ -30,6 +34,7 @@ export {
 } from "./registry.js";
 export { robustnessSuite } from "./robustness.js";
 export { conformanceSuites, runConformance } from "./run.js";
+export { settlementsSuite } from "./settlements.js";
 export { shutdownSuite } from "./shutdown.js";
 export { transactionalSuite } from "./transactional.js";
 export type { TransactionalChildConfig, TransactionalDriverModule } from "./transactional-support.js";

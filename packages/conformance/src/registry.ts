@@ -137,6 +137,12 @@ async function runBody(
   }
 }
 
+/** How one test runs, beyond its body. */
+export interface ConformanceTestOptions {
+  /** How long the test may run before vitest fails it. Default {@link TEST_TIMEOUT_MS}. */
+  readonly timeoutMs?: number;
+}
+
 /**
  * Registers one conformance test named `title` (titles are unique across the suite: they are
  * what `harness.skip` names). The body gets a fresh fixture, cleaned up however the body ends.
@@ -146,6 +152,7 @@ export function conformanceTest(
   suite: string,
   title: string,
   body: (fx: Fixture) => Promise<void>,
+  options: ConformanceTestOptions = {},
 ): void {
   const set = registry(harness);
   if (set.has(title)) throw new Error(`@rowclaim/conformance: two tests are named "${title}".`);
@@ -183,7 +190,7 @@ export function conformanceTest(
       const scope: TestScope = { name: ctx.task.name, skip: (why: string) => ctx.skip(why) };
       await runBody(harness, suite, scope, body);
     },
-    TEST_TIMEOUT_MS,
+    options.timeoutMs ?? TEST_TIMEOUT_MS,
   );
 }
 

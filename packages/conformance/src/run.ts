@@ -8,6 +8,7 @@ import { advisorySuite } from "./advisory.js";
 import { batchSuite } from "./batch.js";
 import { claimsSuite } from "./claims.js";
 import { concurrencySuite } from "./concurrency.js";
+import { connectionsSuite } from "./connections.js";
 import { crashSuite } from "./crash.js";
 import { declarationSuite } from "./declaration.js";
 import { errorsSuite } from "./errors.js";
@@ -16,10 +17,13 @@ import type { ConformanceHarness } from "./harness.js";
 import { identifiersSuite } from "./identifiers.js";
 import { leaseSuite } from "./lease.js";
 import { lockingSuite } from "./locking.js";
+import { memorySuite } from "./memory.js";
 import { outcomesSuite } from "./outcomes.js";
 import { payloadSuite } from "./payload.js";
+import { prefetchSuite } from "./prefetch.js";
 import { optOutCheck } from "./registry.js";
 import { robustnessSuite } from "./robustness.js";
+import { settlementsSuite } from "./settlements.js";
 import { shutdownSuite } from "./shutdown.js";
 import { transactionalSuite } from "./transactional.js";
 import { transactionsSuite } from "./transactions.js";
@@ -34,17 +38,21 @@ export const conformanceSuites = Object.freeze({
   advisory: advisorySuite,
   fifo: fifoSuite,
   batch: batchSuite,
+  settlements: settlementsSuite,
+  prefetch: prefetchSuite,
   payload: payloadSuite,
   transactions: transactionsSuite,
   transactional: transactionalSuite,
   wake: wakeSuite,
   shutdown: shutdownSuite,
+  connections: connectionsSuite,
   concurrency: concurrencySuite,
   crash: crashSuite,
   declaration: declarationSuite,
   errors: errorsSuite,
   identifiers: identifiersSuite,
   robustness: robustnessSuite,
+  memory: memorySuite,
 } satisfies Record<string, (harness: ConformanceHarness) => void>);
 
 /**

@@ -7,6 +7,7 @@
 import type { BrokerError } from "./errors.js";
 import type { AdvisoryClaimer } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
+import { LazyAbort } from "./lazy-abort.js";
 import type { AdvisoryToken } from "./tokens.js";
 import type { TransactionWork } from "./transactional.js";
 
@@ -28,10 +29,15 @@ export class AdvisoryRuntime implements FormRuntime {
   }
 
   #hold(row: HeldRow["row"], token: AdvisoryToken): HeldRow {
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     return {
       row,
-      signal: controller.signal,
+      get signal() {
+        return controller.signal;
+      },
+      get aborted() {
+        return controller.aborted;
+      },
       leaseExpiry: undefined,
       settle: (settlement) => this.#claimer.settle(token, row, settlement),
       ...(this.#claimer.transaction === undefined
@@ -46,6 +52,10 @@ export class AdvisoryRuntime implements FormRuntime {
               ),
           }),
       abandon: async (reason: BrokerError) => {
+        controller.abort(reason);
+        await this.#claimer.release(token);
+      },
+      giveBack: async (reason: BrokerError) => {
         controller.abort(reason);
         await this.#claimer.release(token);
       },

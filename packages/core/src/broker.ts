@@ -88,20 +88,41 @@ export interface BrokerOptions {
 export interface SubscribeOptions {
   /** The group to claim from. Default: rows whose group is NULL (every row, on a table without groups). */
   readonly group?: string | null;
-  /** How many handlers run in parallel. Default 1. */
+  /**
+   * How many handlers run in parallel. Default 1. An acking handler's slot is free once its
+   * settlement is sent (it returned, called `delivery.settle`, or its transaction body
+   * returned): the next row starts, and the next claim runs, while the ack commits. A handler
+   * that goes on after its `settle` call no longer counts. A retry or a dead letter frees the
+   * slot once its row is given back, so the next claim sees the row in its place.
+   */
   readonly workers?: number;
   /**
-   * How many rows one claim takes at most. Default: `workers` in the lease and advisory lock
-   * forms (a claim fills every free worker; each row still settles on its own), 1 in the row lock
-   * form (a row lock batch shares one transaction, which commits once every row of the batch has
-   * settled). A claim never takes more rows than there are free workers, so every claimed row
-   * starts at once and no row waits, held, for a worker: `batch` larger than `workers` is refused
-   * with a `DeclarationError`. While claims come back full and a claim leaves workers free (the
-   * row lock form's one-row claims), the subscription runs the next claim beside it, so free
-   * workers never wait for a claim's round trip. For throughput, set `workers`; see the README's
+   * How many rows one claim takes at most. Defaults: with `prefetch`, `workers + prefetch` in
+   * the lease and row lock forms (a claim fills every free worker and the free room held ahead);
+   * otherwise `workers` in the lease and advisory lock forms (a claim fills every free worker;
+   * each row still settles on its own) and 1 in the row lock form (a row lock batch shares one
+   * transaction, which commits once every row of the batch has settled). A claim never takes
+   * more rows than there is room for: `batch` larger than `workers + prefetch` (`workers` in the
+   * advisory lock form) is refused with a `DeclarationError`. While claims come back full and a
+   * claim leaves room (the row lock form's one-row claims), the subscription runs the next claim
+   * beside it, so free workers never wait for a claim's round trip. See the core README's
    * "Throughput" section for what each form's default costs after a crash.
    */
   readonly batch?: number;
+  /**
+   * The throughput option: how many rows to hold claimed ahead of the workers, each waiting for
+   * a free worker, so that a finished handler starts the next row without a claim's round trip
+   * and claims take many rows at once. Default 0. Rows held ahead are held as the form holds
+   * rows in work: the lease form extends their leases; the row lock form keeps them locked in
+   * the batch's open transaction, which commits once its last row settled (so a batch holds its
+   * transaction, and every row it settled, for as long as its slowest handler, and a crash rolls
+   * the whole batch back). They are bounded (`workers + prefetch` rows held at most), and a
+   * crash brings them back as it brings back rows in work: after the lease runs out, or at once
+   * when the row lock transaction's connection dies. On `stop()` rows whose handlers have not
+   * started are given back at once, unhandled (a lease row keeps the attempt its claim counted).
+   * The advisory lock form refuses it (`DeclarationError`): each row it holds holds a connection.
+   */
+  readonly prefetch?: number;
   /** How long to wait between claims that found nothing, in milliseconds. Default 1000. */
   readonly pollInterval?: number;
   /** Overrides the table's `maxAttempts` (set it with `deadLetter`). */
@@ -621,19 +642,36 @@ export class Broker<D extends Driver = Driver> {
       }
     }
     const workers = whole(options.workers, "workers", 1);
-    // A lease or advisory claim may fill every free worker at once: its rows settle one by one.
-    // A row lock batch shares one transaction, so that form claims one row at a time unless asked.
-    const batch = whole(options.batch, "batch", table.form === "rowLock" ? 1 : workers);
-    if (batch > workers) {
+    const prefetch = options.prefetch === 0 ? 0 : whole(options.prefetch, "prefetch", 0);
+    if (prefetch > 0 && table.form === "advisory") {
       fail(
-        `batch ${batch} is larger than workers ${workers}`,
-        "A claim never takes more rows than there are free workers, so every claimed row starts at once: set workers to at least batch.",
+        `prefetch ${prefetch} is set on an advisory lock table`,
+        "Each row the advisory lock form holds holds a connection with its key's lock: raise workers (and the pool) instead.",
+      );
+    }
+    // A lease or advisory claim may fill every free worker at once: its rows settle one by one.
+    // A row lock batch shares one transaction, so that form claims one row at a time unless
+    // it holds rows ahead; with prefetch, lease and row lock claims fill the room held ahead.
+    // (A worker's slot is free once its row's settlement is sent, so the rows of a row lock
+    // batch larger than the workers all start before the batch commits.)
+    const most = table.form === "advisory" ? workers : workers + prefetch;
+    const fallback = prefetch > 0 ? workers + prefetch : table.form === "rowLock" ? 1 : workers;
+    const batch = whole(options.batch, "batch", fallback);
+    if (batch > most) {
+      fail(
+        most === workers
+          ? `batch ${batch} is larger than workers ${workers}`
+          : `batch ${batch} is larger than workers ${workers} plus prefetch ${prefetch}`,
+        table.form === "advisory"
+          ? "A claim never takes more rows than there are workers in the advisory lock form: set workers to at least batch."
+          : "A claim never takes more rows than there is room for: set workers to at least batch, or prefetch to hold rows ahead of the workers (batch at most workers + prefetch).",
       );
     }
     return {
       group,
       workers,
       batch,
+      prefetch,
       pollInterval,
       maxAttempts: retirement.maxAttempts,
       deadLetter: retirement.deadLetter,

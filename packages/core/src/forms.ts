@@ -5,9 +5,16 @@
  * @module
  */
 import type { ClaimedRow, RowId } from "./rows.js";
-import type { Settlement } from "./settlement.js";
+import type { AckSettlement, Settlement } from "./settlement.js";
 import type { AdvisoryToken, LeaseToken, RowLockToken } from "./tokens.js";
 import type { TransactionWork } from "./transactional.js";
+
+/**
+ * The most settlements the broker passes to one `settleMany` call: bounded so that one
+ * statement's parameters stay within every database's limits (MySQL and SQLite count
+ * placeholders) and one commit stays short.
+ */
+export const MAX_COALESCED_SETTLEMENTS = 500;
 
 /** What every claim is asked for. */
 export interface ClaimRequest {
@@ -53,6 +60,24 @@ export interface RowLockClaimer<T extends RowLockToken = RowLockToken> extends C
   claim(request: ClaimRequest): Promise<RowLockBatch<T> | null>;
   /** Applies one row's settlement inside the batch's transaction; counts the attempt where the row stays. */
   settle(token: T, row: ClaimedRow, settlement: Settlement): Promise<void>;
+  /**
+   * Optional (coalesced settlements): applies one acknowledging settlement to several rows of
+   * the batch as one statement inside the batch's transaction, exactly as {@link
+   * RowLockClaimer.settle} would apply it to each (`markProcessed` counts the attempt). The
+   * broker calls it once per batch, just before {@link RowLockClaimer.commit}, with every row
+   * whose delivery acked; `rows` holds at least two rows. A failure (thrown) rolls the batch back
+   * as a failed `settle` does. Left out, the broker settles each row with `settle`.
+   */
+  settleMany?(token: T, rows: readonly ClaimedRow[], settlement: AckSettlement): Promise<void>;
+  /**
+   * Optional (coalesced settlements): {@link RowLockClaimer.settleMany} (here for one row or
+   * more) and {@link RowLockClaimer.commit} together, in as few round trips as the database
+   * allows (PostgreSQL: both statements sent at once on a pipelined connection). The broker
+   * prefers it to `settleMany` + `commit` when a batch ends with acks. Resolves once the batch
+   * committed; a failure (thrown) means nothing of the batch was committed, the transaction
+   * is over and its connection returned (the broker calls no `rollback` after it).
+   */
+  settleAndCommit?(token: T, rows: readonly ClaimedRow[], settlement: AckSettlement): Promise<void>;
   /** Commits the batch's transaction and returns its connection. */
   commit(token: T): Promise<void>;
   /** Rolls the batch's transaction back (every row due again, no attempt spent) and returns its connection. */
@@ -90,6 +115,20 @@ export interface LeaseClaimer<T extends LeaseToken = LeaseToken> extends Claimer
    * @throws {LeaseLostError} when the row holds another token (or is gone); nothing changed.
    */
   settle(id: RowId, token: T, settlement: Settlement): Promise<void>;
+  /**
+   * Optional (coalesced settlements): applies one acknowledging settlement to several rows, each
+   * only while it still holds its own token, as one statement (or one transaction) and one
+   * commit. Returns, in order, `true` where the row was settled and `false` where it holds
+   * another token or is gone: such a row is unchanged, and the broker fails its delivery alone
+   * with `LEASE_LOST`. Throws when the database fails; then no row changed (the broker fails
+   * every delivery of the call with that error). The broker calls it with the settlements that
+   * became ready while the previous call ran, at least two rows and at most {@link
+   * MAX_COALESCED_SETTLEMENTS}. Left out, the broker settles each row with `settle`.
+   */
+  settleMany?(
+    held: readonly { readonly id: RowId; readonly token: T }[],
+    settlement: AckSettlement,
+  ): Promise<readonly boolean[]>;
   /**
    * Optional (transactional handlers): opens a transaction on one connection, runs `work` with
    * its client, then asks `fence` for the token the delivery holds now (it throws

@@ -14,8 +14,10 @@ import type { TransactionWork } from "./transactional.js";
 export interface HeldRow {
   /** The row as claimed. */
   readonly row: ClaimedRow;
-  /** Aborts when the hold is lost (lease taken over) or given up (broker closed). */
+  /** Aborts when the hold is lost (lease taken over) or given up (broker closed). Made on first read. */
   readonly signal: AbortSignal;
+  /** Whether `signal` aborted, read without making the signal. */
+  readonly aborted: boolean;
   /** The lease expiry the delivery holds now (lease form), else `undefined`. */
   readonly leaseExpiry: Date | undefined;
   /** Settles the row by its hold. Called at most once. */
@@ -28,6 +30,14 @@ export interface HeldRow {
   readonly transaction?: ((work: TransactionWork) => Promise<void>) | undefined;
   /** Gives the hold up without settling (broker closing after its timeout); aborts `signal` with `reason`. */
   abandon(reason: BrokerError): Promise<void>;
+  /**
+   * Gives back a row claimed ahead whose handler never started (the subscription stopped while
+   * it waited for a worker): lease → released, due again (the attempt the claim counted stays
+   * counted); row lock → left untouched by the batch's transaction (no attempt counted);
+   * advisory → unlocked as the take left it. Aborts `signal` with `reason`. A lease already lost
+   * has nothing to give back.
+   */
+  giveBack(reason: BrokerError): Promise<void>;
 }
 
 /** Claims rows for one subscription in one form. */

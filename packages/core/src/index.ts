@@ -68,15 +68,16 @@ export type {
   SettleErrorEvent,
   SubscriptionEvent,
 } from "./events.js";
-export type {
-  AdvisoryClaimer,
-  Claimed,
-  Claimer,
-  ClaimRequest,
-  LeaseClaimer,
-  LeaseClaimRequest,
-  RowLockBatch,
-  RowLockClaimer,
+export {
+  type AdvisoryClaimer,
+  type Claimed,
+  type Claimer,
+  type ClaimRequest,
+  type LeaseClaimer,
+  type LeaseClaimRequest,
+  MAX_COALESCED_SETTLEMENTS,
+  type RowLockBatch,
+  type RowLockClaimer,
 } from "./forms.js";
 export { type JsonProblem, jsonProblem } from "./json-check.js";
 export {
@@ -106,13 +107,15 @@ export {
 } from "./outcomes.js";
 export { decodeHeaders, decodePayload, encodeHeaders, encodePayload } from "./payload.js";
 export type { ClaimedRow, Headers, PublishRow, RowId } from "./rows.js";
-export type {
-  DeleteSettlement,
-  MarkProcessedSettlement,
-  MoveToGroupSettlement,
-  MoveToTableSettlement,
-  ReleaseSettlement,
-  Settlement,
+export {
+  type AckSettlement,
+  type DeleteSettlement,
+  isAckSettlement,
+  type MarkProcessedSettlement,
+  type MoveToGroupSettlement,
+  type MoveToTableSettlement,
+  type ReleaseSettlement,
+  type Settlement,
 } from "./settlement.js";
 export { DEFAULT_SHUTDOWN_SIGNALS, type HandleSignalsOption } from "./signals.js";
 export { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";

@@ -3,15 +3,22 @@
  * every lease in work each half lease; a settlement names the token it holds now and fails with
  * `LEASE_LOST` where the row holds another.
  *
+ * Acks are coalesced where the claimer has `settleMany`: while one settle statement runs, the
+ * acks that become ready wait, then go together as one statement and one commit, each row
+ * fenced by its own token (a row whose lease was taken over fails alone with `LEASE_LOST`). A
+ * lone ack goes at once, as one `settle`: coalescing adds no wait to a quiet queue, and under
+ * load turns N statements and commits into one.
+ *
  * @module
  */
 import type { ClockSkewMonitor } from "./clock-skew.js";
 import { BrokerError, LeaseLostError } from "./errors.js";
-import type { LeaseClaimer } from "./forms.js";
+import { type LeaseClaimer, MAX_COALESCED_SETTLEMENTS } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
+import { LazyAbort } from "./lazy-abort.js";
 import type { Logger } from "./logger.js";
-import type { ClaimedRow } from "./rows.js";
-import type { Settlement } from "./settlement.js";
+import type { ClaimedRow, RowId } from "./rows.js";
+import { type AckSettlement, isAckSettlement, type Settlement } from "./settlement.js";
 import type { TableDefinition } from "./table.js";
 import { type LeaseToken, leaseExpiry } from "./tokens.js";
 import type { TransactionWork } from "./transactional.js";
@@ -34,6 +41,10 @@ export class LeaseRuntime implements FormRuntime {
   readonly #clock: () => Date;
   readonly #skew: ClockSkewMonitor | undefined;
   #extending = false;
+  /** Acks waiting for the settle statement in flight to finish, to go together. */
+  readonly #pendingAcks: PendingAck[] = [];
+  /** Whether a settle statement of coalesced acks is in flight. */
+  #flushing = false;
 
   /**
    * @param extend whether to extend leases in work each half lease (a subscription may turn it
@@ -84,9 +95,86 @@ export class LeaseRuntime implements FormRuntime {
     this.#held.delete(hold);
   }
 
-  /** @internal settles one hold with its current token. */
+  /**
+   * @internal settles one hold with its current token: an ack joins the acks ready with it (see
+   * the module's notes), anything else goes on its own.
+   */
   settleHold(hold: LeaseHold, settlement: Settlement): Promise<void> {
-    return this.#claimer.settle(hold.row.id, hold.token, settlement);
+    if (this.#claimer.settleMany === undefined || !isAckSettlement(settlement)) {
+      return this.#claimer.settle(hold.row.id, hold.token, settlement);
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.#pendingAcks.push({ hold, settlement, resolve, reject });
+      if (!this.#flushing) void this.#flushAcks();
+    });
+  }
+
+  /** Sends the waiting acks, as many calls as it takes, until none waits. */
+  async #flushAcks(): Promise<void> {
+    this.#flushing = true;
+    try {
+      while (this.#pendingAcks.length > 0) {
+        await this.#settleAcks(this.#nextAcks());
+      }
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  /**
+   * Takes the next group of waiting acks, in order: at most {@link MAX_COALESCED_SETTLEMENTS},
+   * and never one row twice. A row can wait twice when it was taken over and claimed again by
+   * this subscription while its stale ack waited: the two acks hold different tokens and must be
+   * fenced one after the other, or a driver matching results by id would report both settled.
+   */
+  #nextAcks(): PendingAck[] {
+    const group: PendingAck[] = [];
+    const ids = new Set<RowId>();
+    const later: PendingAck[] = [];
+    for (const ack of this.#pendingAcks) {
+      const id = ack.hold.row.id;
+      if (group.length >= MAX_COALESCED_SETTLEMENTS || ids.has(id)) later.push(ack);
+      else {
+        ids.add(id);
+        group.push(ack);
+      }
+    }
+    this.#pendingAcks.length = 0;
+    this.#pendingAcks.push(...later);
+    return group;
+  }
+
+  /** Settles a group of acks: one `settle` for one, one `settleMany` for more; never throws. */
+  async #settleAcks(acks: readonly PendingAck[]): Promise<void> {
+    const [first] = acks;
+    if (first === undefined) return;
+    if (acks.length === 1) {
+      try {
+        await this.#claimer.settle(first.hold.row.id, first.hold.token, first.settlement);
+        first.resolve();
+      } catch (error) {
+        first.reject(error);
+      }
+      return;
+    }
+    // Every ack of a table is the same kind; a markProcessed call writes the latest ack's time.
+    const settlement = (acks[acks.length - 1] as PendingAck).settlement;
+    const settleMany = this.#claimer.settleMany as NonNullable<LeaseClaimer["settleMany"]>;
+    let settled: readonly boolean[];
+    try {
+      settled = await settleMany.call(
+        this.#claimer,
+        acks.map(({ hold }) => ({ id: hold.row.id, token: hold.token })),
+        settlement,
+      );
+    } catch (error) {
+      for (const ack of acks) ack.reject(error);
+      return;
+    }
+    acks.forEach((ack, index) => {
+      if (settled[index] === true) ack.resolve();
+      else ack.reject(this.lost(ack.hold));
+    });
   }
 
   /** @internal the claimer's transaction method, where it has one. */
@@ -155,9 +243,16 @@ export class LeaseRuntime implements FormRuntime {
   }
 }
 
+/** An ack waiting to be sent with others. */
+interface PendingAck {
+  readonly hold: LeaseHold;
+  readonly settlement: AckSettlement;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
 class LeaseHold implements HeldRow {
-  readonly controller = new AbortController();
-  readonly signal: AbortSignal = this.controller.signal;
+  readonly controller = new LazyAbort();
   token: LeaseToken;
   /** The extension in flight that includes this hold, if any: a settlement waits for it. */
   extension: Promise<void> | undefined;
@@ -172,6 +267,14 @@ class LeaseHold implements HeldRow {
     this.#runtime = runtime;
     this.row = row;
     this.token = token;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.controller.aborted;
   }
 
   get leaseExpiry(): Date {
@@ -221,6 +324,20 @@ class LeaseHold implements HeldRow {
       throw error;
     }
   };
+
+  async giveBack(reason: BrokerError): Promise<void> {
+    this.settling = true;
+    if (this.extension !== undefined) await this.extension;
+    this.#runtime.forget(this);
+    this.controller.abort(reason);
+    if (this.lostError !== undefined) return;
+    try {
+      await this.#runtime.settleHold(this, { kind: "release", runAt: null });
+    } catch (error) {
+      // Taken over meanwhile: the new owner has it, which is all giving back asks.
+      if (!BrokerError.is(error, "LEASE_LOST")) throw error;
+    }
+  }
 
   async abandon(reason: BrokerError): Promise<void> {
     this.#runtime.forget(this);

@@ -46,6 +46,7 @@ export const subscribeOptionKeys = Object.freeze(
     group: true,
     workers: true,
     batch: true,
+    prefetch: true,
     pollInterval: true,
     maxAttempts: true,
     deadLetter: true,

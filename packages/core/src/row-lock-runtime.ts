@@ -4,14 +4,19 @@
  * settled. A settlement that fails rolls the batch back; the batch's other settlements then
  * fail with `BATCH_ROLLED_BACK`.
  *
+ * Acks are coalesced where the claimer has `settleMany`: an ack's statement waits for the
+ * batch's last settlement, and the batch's acks then go as one statement just before the
+ * commit. Nothing is lost by waiting: every settlement of a batch resolves only at its commit.
+ *
  * @module
  */
 import { BatchRolledBackError, BrokerError } from "./errors.js";
 import type { RowLockClaimer } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
+import { LazyAbort } from "./lazy-abort.js";
 import type { Logger } from "./logger.js";
 import type { ClaimedRow } from "./rows.js";
-import type { Settlement } from "./settlement.js";
+import { isAckSettlement, type Settlement } from "./settlement.js";
 import type { TableDefinition } from "./table.js";
 import type { RowLockToken } from "./tokens.js";
 import { type TransactionWork, watchWork } from "./transactional.js";
@@ -57,7 +62,13 @@ class BatchState {
   #ended = false;
   readonly #done: Promise<void>;
   #resolveDone!: () => void;
-  readonly #controllers = new Set<AbortController>();
+  readonly #controllers = new Set<LazyAbort>();
+  /** Rows whose ack waits for the batch's end, to go as one statement (`settleMany`). */
+  readonly #acked: ClaimedRow[] = [];
+  /** The acks' settlement (one kind per table). */
+  #ack: Settlement | undefined;
+  /** Why the coalesced acks failed, if they did: their deliveries fail with it. */
+  #ackFailure: unknown;
 
   constructor(
     claimer: RowLockClaimer,
@@ -77,13 +88,22 @@ class BatchState {
   }
 
   hold(row: ClaimedRow): HeldRow {
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     this.#controllers.add(controller);
     return {
       row,
-      signal: controller.signal,
+      get signal() {
+        return controller.signal;
+      },
+      get aborted() {
+        return controller.aborted;
+      },
       leaseExpiry: undefined,
       settle: (settlement) => this.#settle(row, settlement),
+      giveBack: async (reason: BrokerError) => {
+        controller.abort(reason);
+        await this.#giveBack();
+      },
       ...(this.#claimer.transaction === undefined
         ? {}
         : { transaction: (work: TransactionWork) => this.#transaction(row, work) }),
@@ -117,7 +137,7 @@ class BatchState {
         return;
       }
       this.#unsettled -= 1;
-      if (this.#unsettled === 0) await this.#commit();
+      if (this.#unsettled === 0) await this.#finish();
     });
     this.#chain = step;
     await step;
@@ -129,23 +149,79 @@ class BatchState {
 
   async #settle(row: ClaimedRow, settlement: Settlement): Promise<void> {
     let ownFailure: unknown;
+    let deferred = false;
     const step = this.#chain.then(async () => {
       if (this.#ended) return;
-      try {
-        await this.#claimer.settle(this.#token, row, settlement);
-      } catch (error) {
-        ownFailure = error;
-        await this.#rollback(error instanceof Error ? error : new Error(String(error)));
-        return;
+      if (this.#claimer.settleMany !== undefined && isAckSettlement(settlement)) {
+        // Sent with the batch's other acks at its end (see the module's notes).
+        deferred = true;
+        this.#acked.push(row);
+        this.#ack = settlement;
+      } else {
+        try {
+          await this.#claimer.settle(this.#token, row, settlement);
+        } catch (error) {
+          ownFailure = error;
+          await this.#rollback(error instanceof Error ? error : new Error(String(error)));
+          return;
+        }
       }
       this.#unsettled -= 1;
-      if (this.#unsettled === 0) await this.#commit();
+      if (this.#unsettled === 0) await this.#finish();
     });
     this.#chain = step;
     await step;
     await this.#done;
     if (ownFailure !== undefined) throw ownFailure;
+    if (deferred && this.#ackFailure !== undefined) throw this.#ackFailure;
     this.#throwIfRolledBack();
+  }
+
+  /** A row claimed ahead and never delivered: the batch ends without touching it. */
+  async #giveBack(): Promise<void> {
+    const step = this.#chain.then(async () => {
+      if (this.#ended) return;
+      this.#unsettled -= 1;
+      if (this.#unsettled === 0) await this.#finish();
+    });
+    this.#chain = step;
+    await step;
+  }
+
+  /** Every row settled: sends the waiting acks (one statement), then commits. */
+  async #finish(): Promise<void> {
+    const acked = this.#acked.splice(0);
+    const settlement = this.#ack;
+    const settleAndCommit = this.#claimer.settleAndCommit;
+    if (acked.length > 0 && settlement !== undefined && isAckSettlement(settlement) && settleAndCommit) {
+      this.#ended = true;
+      try {
+        await settleAndCommit.call(this.#claimer, this.#token, acked, settlement);
+      } catch (error) {
+        // Nothing of the batch committed, and the claimer ended the transaction itself.
+        this.#ackFailure = error;
+        this.#failure = error instanceof Error ? error : new Error(String(error));
+        for (const controller of this.#controllers) controller.abort(this.#failure);
+      } finally {
+        this.#resolveDone();
+      }
+      return;
+    }
+    if (acked.length > 0 && settlement !== undefined && isAckSettlement(settlement)) {
+      try {
+        if (acked.length === 1) {
+          await this.#claimer.settle(this.#token, acked[0] as ClaimedRow, settlement);
+        } else {
+          const settleMany = this.#claimer.settleMany as NonNullable<RowLockClaimer["settleMany"]>;
+          await settleMany.call(this.#claimer, this.#token, acked, settlement);
+        }
+      } catch (error) {
+        this.#ackFailure = error;
+        await this.#rollback(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+    }
+    await this.#commit();
   }
 
   /** Throws why the batch ended without committing, if it did. */

@@ -52,3 +52,16 @@ export type Settlement =
   | ReleaseSettlement
   | MoveToGroupSettlement
   | MoveToTableSettlement;
+
+/**
+ * The settlements an ack (or drop) becomes: on a given table always the same kind, `delete`
+ * without a `processedAt` column, `markProcessed` with one. These are the settlements the broker
+ * coalesces (`settleMany` of the lease and row lock claimers): a retry or a dead letter is rare
+ * and goes on its own.
+ */
+export type AckSettlement = DeleteSettlement | MarkProcessedSettlement;
+
+/** Whether a settlement is an {@link AckSettlement}, which the broker may coalesce with others. */
+export function isAckSettlement(settlement: Settlement): settlement is AckSettlement {
+  return settlement.kind === "delete" || settlement.kind === "markProcessed";
+}

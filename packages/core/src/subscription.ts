@@ -1,6 +1,7 @@
 /**
  * A running subscription: one claim loop that keeps up to `workers` handlers busy, claiming up
- * to `batch` rows at a time, waking on publish and polling otherwise.
+ * to `batch` rows at a time, waking on publish and polling otherwise. With `prefetch`, it holds
+ * up to that many rows more, claimed ahead, each waiting for a free worker.
  *
  * @module
  */
@@ -28,6 +29,9 @@ import type { DeadLetterTarget, TableDefinition } from "./table.js";
 import type { DeliveryScope, Instrumentation } from "./telemetry.js";
 import { bodyWork, type TransactionBody, type TransactionWork, watchWork } from "./transactional.js";
 import { WakeSignal } from "./wake.js";
+
+/** How long a claim loop runs at most without giving the event loop a turn, in milliseconds. */
+const YIELD_EVERY_MS = 10;
 
 /** What a subscription reports to besides its counters: the broker's events, its logger and its instrumentation. */
 export interface SubscriptionObserver {
@@ -67,10 +71,19 @@ export interface Subscription {
   readonly stats: Readonly<SubscriptionStats>;
   /** How many handlers run in parallel. */
   readonly workers: number;
-  /** How many rows one claim takes at most (never more than the free workers). */
+  /** How many rows one claim takes at most (never more than the free workers plus the free prefetch room). */
   readonly batch: number;
-  /** How many deliveries are in work now. */
+  /** How many rows the subscription holds ahead of its workers at most (`prefetch`, default 0). */
+  readonly prefetch: number;
+  /** How many deliveries are in work now (handlers started, not yet settled). */
   readonly inWork: number;
+  /**
+   * How many rows the subscription holds now: deliveries in work (settlements in flight
+   * included) plus rows claimed ahead that wait for a worker. Rows whose handlers have not sent
+   * their settlement never pass `workers + prefetch`; rows whose settlements are in flight, up to
+   * as many more, until those commit (the next claim runs beside a settlement's commit).
+   */
+  readonly held: number;
   /**
    * Resolves once a claim that began after the call found no row while no delivery was in work:
    * every row due then has been claimed and settled. Wakes the claim loop, so it claims at once.
@@ -89,6 +102,7 @@ export interface SubscriptionSettings {
   readonly group: string | null;
   readonly workers: number;
   readonly batch: number;
+  readonly prefetch: number;
   readonly pollInterval: number;
   readonly maxAttempts: number | undefined;
   readonly deadLetter: DeadLetterTarget | undefined;
@@ -116,6 +130,16 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
   readonly #signal = new WakeSignal();
   readonly #slotFreed = new WakeSignal();
   readonly #inWork = new Set<HeldRow>();
+  /**
+   * Worker slots taken: deliveries whose handlers run and have not settled yet. A delivery that
+   * acks frees its slot when its settlement is sent (the handler returned, or called `settle`,
+   * or its transaction body returned), not when the settlement commits: the next row starts
+   * while the settlement is in flight (and, coalesced, waits for others). A retry or a dead
+   * letter frees it once its row is given back.
+   */
+  #busy = 0;
+  /** Rows claimed ahead (prefetch), in claim order, waiting for a worker; each with its claim's time. */
+  readonly #waiting: { readonly hold: HeldRow; readonly claimMs: number }[] = [];
   readonly #deliveries = new Set<Promise<void>>();
   readonly #onStopped: () => void;
   readonly #observer: SubscriptionObserver;
@@ -175,8 +199,16 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     return this.#settings.batch;
   }
 
+  get prefetch(): number {
+    return this.#settings.prefetch;
+  }
+
   get inWork(): number {
     return this.#inWork.size;
+  }
+
+  get held(): number {
+    return this.#inWork.size + this.#waiting.length;
   }
 
   /** Starts the claim loop. */
@@ -202,7 +234,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
 
   /** Resolves the idle waiters a claim begun as number `claim` that found nothing satisfies. */
   #foundNothing(claim: number): void {
-    if (this.#idleWaiters.size === 0 || this.#inWork.size > 0 || this.#claiming > 0) return;
+    if (this.#idleWaiters.size === 0 || this.held > 0 || this.#claiming > 0) return;
     for (const waiter of this.#idleWaiters) {
       if (claim > waiter.after) {
         this.#idleWaiters.delete(waiter);
@@ -228,6 +260,9 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     this.#signal.wake();
     this.#slotFreed.wake();
     await this.#loop;
+    // Rows claimed ahead whose handlers never started go back at once (a row lock batch cannot
+    // commit before they do).
+    await this.#giveBackWaiting();
     const all = Promise.allSettled([...this.#deliveries]);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
@@ -257,23 +292,101 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       events.emit("subscriptionStopped", { table: this.table, subscription: this });
   }
 
+  /** Gives back every row waiting for a worker (the subscription stopped); failures are logged. */
+  async #giveBackWaiting(): Promise<void> {
+    const waiting = this.#waiting.splice(0);
+    if (waiting.length === 0) return;
+    const reason = new ClosedError(
+      `Table "${this.table.name}" (${this.table.form} form): the subscription stopped before this row, claimed ahead, reached a worker; it was given back unhandled.`,
+      { table: this.table.name },
+    );
+    const results = await Promise.allSettled(waiting.map(({ hold }) => hold.giveBack(reason)));
+    results.forEach((result, index) => {
+      if (result.status === "rejected") {
+        this.#logger.error(
+          `Table "${this.table.name}": giving back row ${String(waiting[index]?.hold.row.id)}, claimed ahead, failed; it comes back as its form brings back a crashed delivery's row.`,
+          { err: result.reason, table: this.table.name },
+        );
+      }
+    });
+    this.#slotFreed.wake();
+  }
+
+  /** Starts waiting rows while workers are free (and the subscription runs); drops rows whose hold was lost meanwhile. */
+  #startWaiting(): void {
+    const { workers } = this.#settings;
+    while (this.#running && this.#busy < workers) {
+      const next = this.#waiting.shift();
+      if (next === undefined) return;
+      // A lease lost (or a batch rolled back) while the row waited: it is no longer ours to run.
+      if (next.hold.aborted) continue;
+      this.#start(next.hold, next.claimMs);
+    }
+  }
+
+  /** Starts one delivery. */
+  #start(hold: HeldRow, claimMs: number): void {
+    this.#inWork.add(hold);
+    this.#busy += 1;
+    let slot = true;
+    const free = (): void => {
+      if (!slot) return;
+      slot = false;
+      this.#busy -= 1;
+      if (this.#waiting.length > 0) this.#startWaiting();
+      this.#slotFreed.wake();
+    };
+    const running = this.#deliver(hold, claimMs, free).finally(() => {
+      this.#inWork.delete(hold);
+      this.#deliveries.delete(running);
+      free();
+      this.#slotFreed.wake();
+    });
+    this.#deliveries.add(running);
+  }
+
   async #claimLoop(): Promise<void> {
-    const { workers, batch, pollInterval } = this.#settings;
-    // Claims running without the loop waiting for them (claims ahead), and the worker slots
-    // every claim in flight has reserved: in work plus reserved never passes `workers`.
+    const { workers, batch, pollInterval, prefetch } = this.#settings;
+    const capacity = workers + prefetch;
+    // With rows held ahead, a lease claim takes at most half the room (or a batch): when more is
+    // free (at the start, or once the workers outran the claims), a claim of the rest runs
+    // beside it, so two claims' round trips overlap. While a claim runs, settled rows add up
+    // to the next claim's room: a busy queue is claimed in large claims, not one row each. A
+    // row lock claim is not split: each claim is a transaction holding a connection.
+    const mostPerClaim =
+      prefetch === 0 || this.table.form !== "lease"
+        ? batch
+        : Math.max(1, Math.min(batch, Math.ceil(capacity / 2)));
+    // Claims running without the loop waiting for them (claims ahead), and the slots every
+    // claim in flight has reserved: held plus reserved never passes `workers + prefetch`.
     const ahead = new Set<Promise<void>>();
     let reserved = 0;
     // Whether the last claim found as many rows as it asked for: the queue has more.
     let full = false;
+    let ranSince = performance.now();
     while (this.#running) {
-      const free = workers - this.#inWork.size - reserved;
+      // A driver that answers synchronously (SQLite) and handlers that do too make the whole
+      // loop one chain of promise jobs, in which no timer runs (lease extension, the close
+      // timeout, the user's own): give the event loop a turn every few milliseconds.
+      if (performance.now() - ranSince > YIELD_EVERY_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        ranSince = performance.now();
+      }
+      // Room: rows whose handlers have not sent their settlement (running or waiting) stay
+      // within `workers + prefetch`. A row whose settlement is in flight leaves room at once, so
+      // the next claim runs beside the settlement's commit instead of after it; such rows are
+      // still held until it commits, at most `workers + prefetch` more.
+      const free = Math.min(
+        capacity - this.#busy - this.#waiting.length - reserved,
+        2 * capacity - this.held - reserved,
+      );
       if (free <= 0) {
         // Every finished delivery, finished claim and stop wakes this wait: no timer to arm and clear.
         await this.#slotFreed.next(this.#slotFreed.generation);
         continue;
       }
       const generation = this.#signal.generation;
-      const limit = Math.min(batch, free);
+      const limit = Math.min(free, mostPerClaim);
       reserved += limit;
       const claiming = this.#claimOnce(limit).finally(() => {
         reserved -= limit;
@@ -332,20 +445,18 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       this.#observer.instrumentation?.claimed(this.table, held.length, claimMs);
       this.#traceClaim(held, claimMs);
     }
+    const { workers } = this.#settings;
     for (const hold of held) {
-      this.#inWork.add(hold);
-      const running = this.#deliver(hold, claimMs).finally(() => {
-        this.#inWork.delete(hold);
-        this.#deliveries.delete(running);
-        this.#slotFreed.wake();
-      });
-      this.#deliveries.add(running);
+      if (this.#busy < workers && this.#waiting.length === 0) this.#start(hold, claimMs);
+      else this.#waiting.push({ hold, claimMs });
     }
+    if (this.#waiting.length > 0) this.#startWaiting();
     if (held.length === 0) this.#foundNothing(claim);
     return held.length;
   }
 
-  async #deliver(hold: HeldRow, claimMs: number): Promise<void> {
+  /** Runs one delivery; `free` gives its worker slot back once its settlement is sent. */
+  async #deliver(hold: HeldRow, claimMs: number, free: () => void): Promise<void> {
     const { row } = hold;
     const { events, instrumentation } = this.#observer;
     const started = performance.now();
@@ -363,6 +474,9 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         );
       }
       settled = true;
+      // An ack frees the worker at once; a retry or a dead letter first gives its row back, so
+      // that the next claim sees it where it belongs (a retried row keeps its place in order).
+      if (outcome.kind === "ack" || outcome.kind === "drop") free();
       try {
         await this.#settle(hold, outcome);
       } catch (error) {
@@ -396,6 +510,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           }
           const outcome = returned ?? ack();
           settledBy = { outcome, settlement: this.#settlementFor(outcome) };
+          if (outcome.kind === "ack" || outcome.kind === "drop") free();
           return settledBy.settlement;
         }),
       );
@@ -466,7 +581,9 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           row: row.row,
           table: this.table,
           form: this.table.form,
-          signal: hold.signal,
+          get signal() {
+            return hold.signal;
+          },
           get leaseExpiry() {
             return hold.leaseExpiry;
           },

@@ -54,6 +54,8 @@ export class WakeSignal {
   /** Wakes the loop. */
   wake(): void {
     this.#generation += 1;
+    // Woken once per settled delivery: nothing to allocate when nobody waits.
+    if (this.#waiters.size === 0) return;
     const waiters = [...this.#waiters];
     this.#waiters.clear();
     for (const resolve of waiters) resolve();

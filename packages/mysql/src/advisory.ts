@@ -1,12 +1,14 @@
 /**
  * The advisory lock form on MySQL/MariaDB. A claim selects claimable rows in claim order with
  * their lock names, leaving out names another session holds (`IS_USED_LOCK(name) IS NULL`), and
- * more of them than it needs. For each distinct name it checks a connection out of the pool and
+ * more of them than it needs (those it does not try serve the next claims for a moment, see
+ * {@link SPARE_CANDIDATES_MS}). For each distinct name it checks a connection out of the pool and
  * runs `GET_LOCK(name, 0)` (the names a claim needs side by side, each on its own connection),
  * which never waits: 0 releases the connection and passes over; 1 takes
  * the row while it is still claimable (`attempt + 1`, then reads it), or unlocks and passes over
  * when it no longer is. The connection, holding the lock, stays with the delivery: the settlement
- * runs on it, then `RELEASE_LOCK(name)`; a release the server does not confirm closes the
+ * runs on it, then `RELEASE_LOCK(name)` (an ack that deletes the row: one statement that deletes
+ * and releases, see `#settleAndUnlock`); a release the server does not confirm closes the
  * connection. A key belongs to the server, not the table: two tables whose keys match wait for
  * each other. The lock name is built in one place, `lockNameExpression` in `sql.ts`.
  *
@@ -22,14 +24,14 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core";
-import { LeaseLostError } from "@rowclaim/core";
+import { isAckSettlement, LeaseLostError } from "@rowclaim/core";
 import { toClaimedRow } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import { type ConnectionLike, letGo, matchedRows, run, selectRows } from "./client.js";
 import { classifyError, normalizeError } from "./normalize-error.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
-import { lockSql, type SettlementStatements } from "./sql.js";
+import { type Bound, lockSql, type SettlementStatements } from "./sql.js";
 import { advisoryTransaction, bodyRunning } from "./transactional.js";
 
 /** The advisory token: the connection holding the lock and the lock name (which `key` also holds). */
@@ -41,6 +43,13 @@ export interface MysqlAdvisoryToken extends AdvisoryToken {
 
 /** How many more candidates than `limit` a claim reads, so that names taken meanwhile can be passed over. */
 const candidateFactor = 3;
+
+/**
+ * How long candidates a claim read but did not try serve the next claims, in milliseconds. A row
+ * published meanwhile ahead of them in claim order waits at most this long (or until they are
+ * used); the next claims save their candidate read (one round trip a claim).
+ */
+export const SPARE_CANDIDATES_MS = 250;
 
 /** The advisory lock claimer of one subscription. */
 export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken> {
@@ -57,38 +66,37 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
     });
   }
 
+  /**
+   * Candidates a claim read and did not try (names it did not need), in claim order, kept for
+   * the next claim for {@link SPARE_CANDIDATES_MS}: a claim that finds them skips its candidate
+   * read. Using a stale one is safe (the take checks the row is still claimable, under its lock)
+   * and costs only the round trips of the try. A settlement other than an ack (a retry makes its
+   * row due again, ahead of them), a release and a transactional handler drop them.
+   */
+  #spares: { id: RowId; lockName: string }[] = [];
+  #sparesReadAt = 0;
+
   async claim({ limit, now }: ClaimRequest): Promise<readonly Claimed<MysqlAdvisoryToken>[]> {
-    const { pool, table, statements, logger } = this.#context;
-    let candidates: unknown[][];
-    try {
-      const select = statements.advisoryCandidates(now, limit * candidateFactor + 1);
-      candidates = await selectRows(pool, select.sql, select.values);
-    } catch (error) {
-      throw normalizeError(error, { table: table.name, operation: "advisory claim" });
-    }
-    // One candidate per name, in claim order.
-    const seen = new Set<string>();
-    const distinct: { id: RowId; lockName: string }[] = [];
-    for (const [id, name] of candidates) {
-      const lockName = String(name);
-      if (seen.has(lockName)) continue;
-      seen.add(lockName);
-      distinct.push({ id: id as RowId, lockName });
-    }
+    const { table, logger } = this.#context;
     const claimed: Claimed<MysqlAdvisoryToken>[] = [];
-    let next = 0;
-    // Waves of takes, each on a connection of its own, run side by side: as many as rows are
-    // still wanted, until enough are taken or the candidates run out.
-    while (claimed.length < limit && next < distinct.length) {
-      const wave = distinct.slice(next, next + limit - claimed.length);
-      next += wave.length;
-      const outcomes = await Promise.allSettled(
-        wave.map(({ id, lockName }) => this.#take(id, lockName, now)),
-      );
+    let candidates = this.#takeSpares();
+    let fresh = candidates.length === 0;
+    if (fresh) candidates = await this.#readCandidates(now, limit);
+    for (;;) {
+      let next = 0;
       let failure: unknown;
-      for (const outcome of outcomes) {
-        if (outcome.status === "rejected") failure ??= outcome.reason;
-        else if (outcome.value !== null) claimed.push(outcome.value);
+      // Waves of takes, each on a connection of its own, run side by side: as many as rows are
+      // still wanted, until enough are taken or the candidates run out.
+      while (claimed.length < limit && next < candidates.length && failure === undefined) {
+        const wave = candidates.slice(next, next + limit - claimed.length);
+        next += wave.length;
+        const outcomes = await Promise.allSettled(
+          wave.map(({ id, lockName }) => this.#take(id, lockName, now)),
+        );
+        for (const outcome of outcomes) {
+          if (outcome.status === "rejected") failure ??= outcome.reason;
+          else if (outcome.value !== null) claimed.push(outcome.value);
+        }
       }
       if (failure !== undefined) {
         if (claimed.length === 0)
@@ -97,10 +105,58 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
           `Table "${table.name}" (advisory lock form): taking a row failed; going on with the rows already taken.`,
           { error: failure },
         );
-        break;
+        return claimed;
+      }
+      if (claimed.length >= limit || fresh) {
+        this.#keepSpares(candidates.slice(next));
+        return claimed;
+      }
+      // The spares ran out before the claim was full: read candidates afresh, once.
+      fresh = true;
+      try {
+        candidates = await this.#readCandidates(now, limit);
+      } catch (error) {
+        if (claimed.length === 0) throw error;
+        logger.error(
+          `Table "${table.name}" (advisory lock form): reading more candidates failed; going on with the rows already taken.`,
+          { error },
+        );
+        return claimed;
       }
     }
-    return claimed;
+  }
+
+  /** Claimable rows in claim order whose names are free, one per name: `limit` × 3 + 1 read. */
+  async #readCandidates(now: Date, limit: number): Promise<{ id: RowId; lockName: string }[]> {
+    const { pool, table, statements } = this.#context;
+    let rows: unknown[][];
+    try {
+      const select = statements.advisoryCandidates(now, limit * candidateFactor + 1);
+      rows = await selectRows(pool, select.sql, select.values);
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation: "advisory claim" });
+    }
+    this.#sparesReadAt = Date.now();
+    const seen = new Set<string>();
+    const distinct: { id: RowId; lockName: string }[] = [];
+    for (const [id, name] of rows) {
+      const lockName = String(name);
+      if (seen.has(lockName)) continue;
+      seen.add(lockName);
+      distinct.push({ id: id as RowId, lockName });
+    }
+    return distinct;
+  }
+
+  /** The spares, if read recently enough, handed to one claim (a claim running beside it reads its own). */
+  #takeSpares(): { id: RowId; lockName: string }[] {
+    const spares = this.#spares;
+    this.#spares = [];
+    return Date.now() - this.#sparesReadAt <= SPARE_CANDIDATES_MS ? spares : [];
+  }
+
+  #keepSpares(spares: { id: RowId; lockName: string }[]): void {
+    if (spares.length > 0) this.#spares = spares;
   }
 
   /** Locks `lockName` on a connection of its own and takes row `id` while it is still claimable; `null` to pass over. */
@@ -142,6 +198,9 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
   }
 
   async settle(token: MysqlAdvisoryToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
+    if (!isAckSettlement(settlement)) this.#spares = [];
+    const unlocking = this.#unlockingStatement(settlement, row.id, token.lockName);
+    if (unlocking !== null) return this.#settleAndUnlock(token, row, settlement, unlocking);
     let matched: number;
     try {
       matched = await applySettlement(
@@ -169,7 +228,58 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
     }
   }
 
+  /**
+   * The one statement that settles and unlocks together, where that is safe: a delete (an ack on
+   * a table without processedAt) on a table with an attempt column (every take of a row is then
+   * a locking `UPDATE`). Elsewhere the settlement and `RELEASE_LOCK` are two statements.
+   */
+  #unlockingStatement(settlement: Settlement, id: RowId, lockName: string): Bound | null {
+    if (this.#context.table.columns.attempt === undefined || settlement.kind !== "delete") return null;
+    return this.#settlements.deleteAndUnlock(id, lockName);
+  }
+
+  /**
+   * Delete and unlock in one round trip (`SettlementStatements.deleteAndUnlock`). Safe because
+   * the statement releases the lock only after it found and write-locked the row, and holds that
+   * row lock until it commits (autocommit: at the statement's end): a session that takes the lock
+   * in between takes a row only through a locking `UPDATE … WHERE id = ? AND <claimable>` (the
+   * advisory take, on a table with an attempt column), which waits for the row lock and then
+   * finds the row deleted, so it passes over it. The candidates' plain read may still list the
+   * row: it only proposes names, and the take decides.
+   * When the statement matches nothing the lock may still be held: it is released on its own, and
+   * a release that fails closes the session (which drops the lock).
+   */
+  async #settleAndUnlock(
+    token: MysqlAdvisoryToken,
+    row: ClaimedRow,
+    settlement: Settlement,
+    statement: Bound,
+  ): Promise<void> {
+    let matched: number;
+    try {
+      matched = matchedRows(await run(token.connection, statement.sql, statement.values));
+    } catch (error) {
+      // The lock goes with the session: close it rather than leave the key held.
+      letGo(token.connection, true);
+      throw normalizeError(error, {
+        table: this.#context.table.name,
+        operation: `advisory ${settlement.kind}`,
+      });
+    }
+    if (matched > 0) {
+      letGo(token.connection, false);
+      return;
+    }
+    await unlock(token.connection, token.lockName);
+    throw new LeaseLostError(
+      `Table "${this.#context.table.name}" (advisory lock form): the ${settlement.kind} settlement of row ${String(row.id)} found the row gone or finished while its lock "${token.lockName}" was held (deleted or settled by hand?); it changed nothing.`,
+      { table: this.#context.table.name },
+    );
+  }
+
   release(token: MysqlAdvisoryToken): Promise<void> {
+    // The row stays due, ahead of the spares in claim order.
+    this.#spares = [];
     // A transactional body still running on it: close the session (the lock goes with it).
     if (bodyRunning(token.connection)) {
       letGo(token.connection, true);
@@ -180,13 +290,17 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
 
   /** Transactional handlers: the body and its settlement in one transaction on the lock's session (`src/transactional.ts`). */
   transaction(token: MysqlAdvisoryToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
+    // The body may settle the row as a retry: the spares may no longer be first in claim order.
+    this.#spares = [];
     const { table } = this.#context;
     return advisoryTransaction(token.connection, this.#settlements, table, row.id, token.key, work, () =>
       unlock(token.connection, token.lockName),
     );
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.#spares = [];
+  }
 }
 
 /**

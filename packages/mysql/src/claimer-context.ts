@@ -6,10 +6,13 @@
 import type { Logger, TableDefinition } from "@rowclaim/core";
 import type { PoolLike } from "./client.js";
 import type { TableStatements } from "./sql.js";
+import type { ServerFamily } from "./version.js";
 
 /** A subscription's table, statements and pool. */
 export interface ClaimerContext {
   readonly pool: PoolLike;
+  /** The server's family: MariaDB deletes with `RETURNING`, MySQL does not have it. */
+  readonly family: ServerFamily;
   readonly table: TableDefinition;
   readonly statements: TableStatements;
   readonly logger: Logger;

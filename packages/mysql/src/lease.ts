@@ -2,7 +2,10 @@
  * The lease form on MySQL/MariaDB. A claim is one short transaction at READ COMMITTED (unless the
  * table names a level): a locking select of due rows (`FOR UPDATE SKIP LOCKED`, claim order,
  * LIMIT) that reads the rows whole, one UPDATE of those rows writing the host's expiry into
- * lockedUntil and `attempt + 1`, then COMMIT: the handler runs with no connection held. Neither
+ * lockedUntil and `attempt + 1`, then COMMIT: the handler runs with no connection held. A claim
+ * of one row (not FIFO) first tries two autocommitted statements instead, a plain read of a few
+ * candidates and a guarded single-row UPDATE (`#claimSingle`), and falls back to the transaction
+ * when other claims took every candidate first. Neither
  * MySQL nor MariaDB 10.11 has `UPDATE … RETURNING`; the claim does not read the rows back but
  * writes the update's two values into the rows it selected (a FIFO head is read back). Extensions and settlements apply only
  * `WHERE id = ? AND lockedUntil = <token>`; a settlement that matches no row fails with
@@ -11,6 +14,7 @@
  * @module
  */
 import {
+  type AckSettlement,
   type Claimed,
   type LeaseClaimer,
   type LeaseClaimRequest,
@@ -27,9 +31,36 @@ import { fifoGuardRelease, LEASE_GUARD_WAIT_SECONDS, leaseFifoHead, takeFifoGuar
 import { classifyError, normalizeError } from "./normalize-error.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
-import type { SettlementStatements } from "./sql.js";
+import { type SettlementStatements, transactionSql } from "./sql.js";
 import { beginAt, commitAndRelease, rollbackAndRelease, type SessionLockRelease } from "./transaction.js";
 import { leaseTransaction } from "./transactional.js";
+
+/** How an id compares in a coalesced settlement's answer: a Buffer by its bytes, anything else as text. */
+function idKey(id: unknown): string {
+  return Buffer.isBuffer(id) ? `b:${id.toString("hex")}` : `s:${String(id)}`;
+}
+
+/**
+ * Per row of `held`, whether its id is among `settled` (each settled id answers one row: an id
+ * given twice, with two tokens, can have matched only once).
+ */
+function settledFlags(held: readonly { readonly id: RowId }[], settled: readonly unknown[]): boolean[] {
+  const counts = new Map<string, number>();
+  for (const id of settled) counts.set(idKey(id), (counts.get(idKey(id)) ?? 0) + 1);
+  return held.map(({ id }) => {
+    const key = idKey(id);
+    const left = counts.get(key) ?? 0;
+    if (left === 0) return false;
+    counts.set(key, left - 1);
+    return true;
+  });
+}
+
+/**
+ * How many candidates a one-row lease claim reads (`#claimSingle`): the first it can take is
+ * delivered; a claim that loses every one to other claims falls back to the locking claim.
+ */
+const SINGLE_CLAIM_CANDIDATES = 3;
 
 /** The lease claimer of one subscription. */
 export class MysqlLeaseClaimer implements LeaseClaimer {
@@ -60,7 +91,54 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
   };
 
   claim(request: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
-    return withDeadlockRetry(() => this.#claimOnce(request));
+    return withDeadlockRetry(async () => {
+      if (request.limit === 1 && !this.#context.table.fifo) {
+        const single = await this.#claimSingle(request);
+        if (single !== null) return single;
+      }
+      return this.#claimOnce(request);
+    });
+  }
+
+  /**
+   * A claim of one row in two autocommitted statements instead of a transaction's four: a plain
+   * read of a few candidates in claim order (whole rows), then, per candidate in turn, one
+   * `UPDATE … SET lockedUntil = ?, attempt = attempt + 1 WHERE id = ? AND <claimable> AND attempt
+   * = <as read>`. The update locks the row and checks the condition on its latest committed
+   * version, so exactly one claim matches a row (a claim that comes second finds the lease it
+   * wrote, not claimable), and a match means the row is as the candidate read showed it (the
+   * attempt guard: no other claim and settlement came between). The rows delivered are the
+   * candidates with the update's two values. `[]` when no row is claimable; `null` when every
+   * candidate was taken first by another claim: the caller then claims with the transaction
+   * (`FOR UPDATE SKIP LOCKED`), which passes over rows other claims hold.
+   */
+  async #claimSingle({ now, expiry }: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[] | null> {
+    const { pool, table, statements } = this.#context;
+    const connection = await pool.getConnection();
+    let broken = false;
+    try {
+      const read = statements.leaseCandidates(now, SINGLE_CLAIM_CANDIDATES);
+      const candidates = await selectRows(connection, read.sql, read.values);
+      if (candidates.length === 0) return [];
+      for (const values of candidates) {
+        const take = statements.leaseTakeOne(
+          values[this.#idIndex],
+          expiry,
+          now,
+          this.#attemptIndex >= 0 ? values[this.#attemptIndex] : undefined,
+        );
+        if (matchedRows(await run(connection, take.sql, take.values)) === 1) {
+          const token: LeaseToken = Object.freeze({ form: "lease", expiry });
+          return [{ row: toClaimedRow(table, this.#takenValues(values, expiry), 1), token }];
+        }
+      }
+      return null;
+    } catch (error) {
+      broken = classifyError(error).connectionLost;
+      throw normalizeError(error, { table: table.name, operation: "lease claim" });
+    } finally {
+      letGo(connection, broken);
+    }
   }
 
   async #claimOnce({ limit, now, expiry }: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
@@ -167,6 +245,71 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
         `Table "${table.name}" (lease form): row ${String(id)} no longer holds this delivery's lease (expiry ${token.expiry.toISOString()}), so its ${settlement.kind} changed nothing: the lease ran out and another claim took the row, or the row is gone. Make the lease longer than the handler can stall, or keep lease extension on.`,
         { table: table.name },
       );
+    }
+  }
+
+  /**
+   * Coalesced acknowledgement: settles every row of `held` that still holds its own token, with
+   * one commit, and says which did. On MariaDB a delete is one autocommitted `DELETE … WHERE id
+   * IN (…) AND (id, lockedUntil) IN ((id, token), …) RETURNING id`: one round trip, and the
+   * returned ids are the rows settled. Elsewhere (a mark as processed, or MySQL, which has no
+   * `RETURNING`) it is one transaction: the fenced statement, then COMMIT when it matched every
+   * row; when it matched fewer, ROLLBACK and, in a new transaction, the rows still holding their
+   * tokens are read `FOR UPDATE` (locked: nobody can move them meanwhile), the statement runs on
+   * exactly those, and COMMIT. A database error rolls the transaction back (or fails the single
+   * statement): no row changed, and the error is thrown, normalised.
+   */
+  async settleMany(
+    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
+    settlement: AckSettlement,
+  ): Promise<readonly boolean[]> {
+    if (held.length === 0) return [];
+    const { pool, table, family } = this.#context;
+    const rows = held.map(({ id, token }) => ({ id, token: token.expiry }));
+    let settled: readonly unknown[] | "all";
+    try {
+      settled = await withDeadlockRetry(async () => {
+        if (family === "mariadb" && settlement.kind === "delete") {
+          const bound = this.#settlements.ackMany(settlement, rows, true);
+          return (await selectRows(pool, bound.sql, bound.values)).map((row) => row[0]);
+        }
+        return this.#settleManyInTransaction(rows, settlement);
+      });
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation: `lease ${settlement.kind} (coalesced)` });
+    }
+    return settled === "all" ? held.map(() => true) : settledFlags(held, settled);
+  }
+
+  /** The transaction of {@link MysqlLeaseClaimer.settleMany}: `"all"`, or the ids it settled. */
+  async #settleManyInTransaction(
+    rows: readonly { readonly id: RowId; readonly token: Date }[],
+    settlement: AckSettlement,
+  ): Promise<readonly unknown[] | "all"> {
+    const connection = await this.#context.pool.getConnection();
+    try {
+      await run(connection, transactionSql.begin);
+      const bound = this.#settlements.ackMany(settlement, rows);
+      if (matchedRows(await run(connection, bound.sql, bound.values)) === rows.length) {
+        await commitAndRelease(connection);
+        return "all";
+      }
+      // Some row holds another token (or is gone): find which, under lock, and settle the others.
+      await run(connection, transactionSql.rollback);
+      await run(connection, transactionSql.begin);
+      const lock = this.#settlements.lockHeld(rows);
+      const ids = (await selectRows(connection, lock.sql, lock.values)).map((row) => row[0]);
+      const still = new Set(ids.map(idKey));
+      const holding = rows.filter((row) => still.has(idKey(row.id)));
+      if (holding.length > 0) {
+        const again = this.#settlements.ackMany(settlement, holding);
+        await run(connection, again.sql, again.values);
+      }
+      await commitAndRelease(connection);
+      return ids;
+    } catch (error) {
+      await rollbackAndRelease(connection, error).catch(() => undefined);
+      throw error;
     }
   }
 

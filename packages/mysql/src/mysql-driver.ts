@@ -31,9 +31,9 @@ import { createOwnPool } from "./own-pool.js";
 import { MysqlProbes } from "./probe.js";
 import { publishClient, publishRows } from "./publish.js";
 import { MysqlRowLockClaimer } from "./row-lock.js";
-import { checkSchema } from "./schema-check.js";
+import { checkSchema, findClaimIndex } from "./schema-check.js";
 import { readServerInfo, type ServerInfo } from "./server-info.js";
-import { createTableSql, TableStatements } from "./sql.js";
+import { claimOrderColumns, createTableSql, TableStatements } from "./sql.js";
 import { assertFloor, parseServerVersion } from "./version.js";
 
 /**
@@ -198,8 +198,24 @@ export class MysqlDriver implements Driver {
         { table: table.name },
       );
     }
-    const statements = new TableStatements(table, options.group);
-    const context: ClaimerContext = { pool: this.#bounded, table, statements, logger: options.logger };
+    // Locking claims name the claim-order index (see `TableStatements`); a table without one
+    // still works, but each claim may lock every due row until it commits.
+    let claimIndex: string | undefined;
+    if (table.form !== "advisory") {
+      try {
+        claimIndex = await findClaimIndex(this.#bounded, table);
+      } catch (error) {
+        throw normalizeError(error, { table: table.name, operation: `${table.form} open` });
+      }
+    }
+    const statements = new TableStatements(table, options.group, claimIndex);
+    const context: ClaimerContext = {
+      pool: this.#bounded,
+      family: server.version.family,
+      table,
+      statements,
+      logger: options.logger,
+    };
     const now = new Date();
     const claimStatement =
       table.form === "rowLock"
@@ -221,6 +237,12 @@ export class MysqlDriver implements Driver {
         operation: `${table.form} open`,
         statement: claimStatement,
       });
+    }
+    if (table.form !== "advisory" && claimIndex === undefined && claimOrderColumns(table).length > 1) {
+      options.logger.warn(
+        `Table "${table.name}" (${table.form} form) has no index beginning with the claim order (${claimOrderColumns(table).join(", ")}): InnoDB may sort every due row for each claim and lock them all until the claim commits${table.form === "rowLock" ? " (in the row lock form, for the handlers' length), so claims beside it find nothing" : ""}. Create the index schemaSql() gives.`,
+        { table: table.name },
+      );
     }
     await this.#probes.check(table);
     switch (table.form) {

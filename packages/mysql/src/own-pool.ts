@@ -4,8 +4,19 @@
  *
  * @module
  */
+
+import type { IsolationLevel } from "@rowclaim/core";
 import { createPool } from "mysql2/promise";
 import type { PoolLike } from "./client.js";
+import { transactionSql } from "./sql.js";
+import { markSessionLevel } from "./transaction.js";
+
+/**
+ * The default isolation level of every session of the driver's own pool: READ COMMITTED, the
+ * level claims run at unless a table names another (see the README, "Why READ COMMITTED"). A
+ * transactional handler's body and a transactional publish on the driver's pool run at it too.
+ */
+export const OWN_POOL_ISOLATION: IsolationLevel = "read committed";
 
 /**
  * The mysql2 options the driver sets on a pool it makes, beside the URL:
@@ -17,6 +28,9 @@ import type { PoolLike } from "./client.js";
  *   and as exact strings only past 2^53.
  * - `jsonStrings: true`: JSON columns come back as their text, decoded by the driver.
  * - `dateStrings: false`: DATETIME values are `Date`s.
+ *
+ * Each session also runs `SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED` once, when it
+ * connects ({@link OWN_POOL_ISOLATION}).
  */
 export const ownPoolOptions = Object.freeze({
   timezone: "Z",
@@ -26,6 +40,11 @@ export const ownPoolOptions = Object.freeze({
   dateStrings: false,
 });
 
+/** The callback-style mysql2 connection a pool's `connection` event passes. */
+interface CallbackConnection {
+  query(sql: string, callback?: (error: unknown) => void): unknown;
+}
+
 /** Makes the driver's own pool for `url`. */
 export function createOwnPool(url: string, connectionLimit: number | undefined): PoolLike {
   const pool = createPool({
@@ -33,8 +52,15 @@ export function createOwnPool(url: string, connectionLimit: number | undefined):
     ...ownPoolOptions,
     ...(connectionLimit === undefined ? {} : { connectionLimit }),
   });
-  pool.on("connection", (connection) => {
+  // mysql2 passes the callback-style connection (its types say the promise one).
+  pool.on("connection", (promised) => {
+    const connection = promised as unknown as CallbackConnection;
     connection.query("SET time_zone = '+00:00'");
+    // Claims run at READ COMMITTED unless a table names a level: set once here, a claim then
+    // needs no SET TRANSACTION of its own (`beginAt`). Marked once the server confirmed it.
+    connection.query(transactionSql.sessionIsolation(OWN_POOL_ISOLATION), (error: unknown) => {
+      if (error === null || error === undefined) markSessionLevel(connection, OWN_POOL_ISOLATION);
+    });
   });
   return pool;
 }

@@ -9,6 +9,7 @@
  * @module
  */
 import type {
+  AckSettlement,
   ClaimedRow,
   ClaimRequest,
   RowLockBatch,
@@ -19,7 +20,7 @@ import type {
 } from "@rowclaim/core";
 import { toClaimedRow } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
-import { type ConnectionLike, letGo, selectRows } from "./client.js";
+import { type ConnectionLike, letGo, run, selectRows } from "./client.js";
 import { fifoGuardRelease, rowLockFifoHead, takeFifoGuard } from "./fifo.js";
 import { normalizeError } from "./normalize-error.js";
 import { withDeadlockRetry } from "./retry.js";
@@ -99,6 +100,29 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
       throw normalizeError(error, {
         table: this.#context.table.name,
         operation: `row lock ${settlement.kind}`,
+      });
+    }
+  }
+
+  /**
+   * Coalesced acknowledgement: one `DELETE … WHERE id IN (…)` (or one `UPDATE` marking the rows
+   * processed and counting the attempt, as {@link MysqlRowLockClaimer.settle} does to each) inside
+   * the batch's open transaction: the rows change when the batch commits, and a rollback undoes it
+   * with the rest of the batch.
+   */
+  async settleMany(
+    token: MysqlRowLockToken,
+    rows: readonly ClaimedRow[],
+    settlement: AckSettlement,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    try {
+      const bound = this.#settlements.ackMany(settlement, rows);
+      await run(token.connection, bound.sql, bound.values);
+    } catch (error) {
+      throw normalizeError(error, {
+        table: this.#context.table.name,
+        operation: `row lock ${settlement.kind} (coalesced)`,
       });
     }
   }

@@ -7,7 +7,7 @@
  */
 import { SchemaError, type TableDefinition } from "@rowclaim/core";
 import { type QueryableLike, selectRows } from "./client.js";
-import { columnsSql } from "./sql.js";
+import { claimOrderColumns, columnsSql, indexColumnsSql } from "./sql.js";
 
 /**
  * Checks `tableName` (in the table's schema) has every column `table` describes.
@@ -59,4 +59,29 @@ export async function checkSchema(
       "dead-letter table",
     );
   }
+}
+
+/**
+ * Finds an index of `table` that begins with the claim order ({@link claimOrderColumns}), for
+ * the locking claims to name. Returns `undefined` where there is none (or the table has no
+ * order beyond its id, which the primary key serves).
+ */
+export async function findClaimIndex(
+  client: QueryableLike,
+  table: TableDefinition,
+): Promise<string | undefined> {
+  const order = claimOrderColumns(table).map((column) => column.toLowerCase());
+  if (order.length < 2) return undefined;
+  const rows = await selectRows(client, indexColumnsSql, [table.schema ?? null, table.name]);
+  const indexes = new Map<string, string[]>();
+  for (const [name, column] of rows) {
+    const key = String(name);
+    const columns = indexes.get(key) ?? [];
+    columns.push(String(column).toLowerCase());
+    indexes.set(key, columns);
+  }
+  for (const [name, columns] of indexes) {
+    if (order.every((column, index) => columns[index] === column)) return name;
+  }
+  return undefined;
 }

@@ -7,7 +7,13 @@
  *
  * @module
  */
-import { DeclarationError, type IsolationLevel, type PublishRow, type TableDefinition } from "@rowclaim/core";
+import {
+  type AckSettlement,
+  DeclarationError,
+  type IsolationLevel,
+  type PublishRow,
+  type TableDefinition,
+} from "@rowclaim/core";
 import type { ServerFamily } from "./version.js";
 
 /** A statement's text and the values of its placeholders. */
@@ -64,6 +70,9 @@ const levels: Readonly<Record<IsolationLevel, string>> = {
 export const transactionSql = Object.freeze({
   /** Sets the level of the next transaction only. */
   isolation: (level: IsolationLevel): string => `SET TRANSACTION ISOLATION LEVEL ${levels[level]}`,
+  /** Sets the session's default level (the driver's own pool, once per session). */
+  sessionIsolation: (level: IsolationLevel): string =>
+    `SET SESSION TRANSACTION ISOLATION LEVEL ${levels[level]}`,
   begin: "START TRANSACTION",
   commit: "COMMIT",
   rollback: "ROLLBACK",
@@ -75,6 +84,19 @@ export const serverInfoSql = "SELECT VERSION(), @@auto_increment_increment, DATA
 /** The columns a table has, for the startup check. Values: schema (or null for the connection's database), table name. */
 export const columnsSql =
   "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?";
+
+/** A table's indexes, column by column in index order. Values: the schema (or null), the table. */
+export const indexColumnsSql =
+  "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX";
+
+/**
+ * The columns an index must begin with to serve claims in claim order: the group (compared for
+ * equality), then priority, runAt and id (the `ORDER BY`). `schemaSql` creates exactly this index.
+ */
+export function claimOrderColumns(table: TableDefinition): string[] {
+  const c = table.columns;
+  return [c.group, c.priority, c.runAt, c.id].filter((column): column is string => column !== undefined);
+}
 
 /**
  * Advisory lock functions. Values: the lock name. Each answers under a fixed column alias:
@@ -127,7 +149,20 @@ export class TableStatements {
 
   readonly #fifoKey: string;
 
-  constructor(table: TableDefinition, group: string | null) {
+  /** `FORCE INDEX (…)` naming the claim-order index, or empty where the table has none. */
+  readonly #claimIndexHint: string;
+
+  /**
+   * @param claimIndex an index of the table that begins with the claim order
+   * ({@link claimOrderColumns}): locking claims name it (`FORCE INDEX`), so that InnoDB reads
+   * rows in claim order and stops at the limit. Without it the optimizer may scan and sort the
+   * whole table (it does on small ones), and a locking read then locks every due row it sorted,
+   * not only those the claim returns: a row lock batch of one would hold every due row until
+   * its commit.
+   */
+  constructor(table: TableDefinition, group: string | null, claimIndex?: string) {
+    this.#claimIndexHint =
+      claimIndex === undefined ? "" : ` FORCE INDEX (${quoteIdentifier(claimIndex, table.name)})`;
     this.#fifoKey = `rowclaim-fifo:${table.name}:${JSON.stringify(group)}`;
     this.#table = table;
     const q = (column: string): string => quoteIdentifier(column, table.name);
@@ -167,7 +202,7 @@ export class TableStatements {
       sql: this.#memo(
         "rowLockClaimSql",
         () =>
-          `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#claimable} ${this.#orderBy} LIMIT ? FOR UPDATE SKIP LOCKED`,
+          `SELECT ${this.selectList} FROM ${this.target}${this.#claimIndexHint} WHERE ${this.#claimable} ${this.#orderBy} LIMIT ? FOR UPDATE SKIP LOCKED`,
       ),
       values: [...this.#claimableValues(now), limit],
     };
@@ -239,9 +274,47 @@ export class TableStatements {
       sql: this.#memo(
         "leaseSelectSql",
         () =>
-          `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#claimable} ${this.#orderBy} LIMIT ? FOR UPDATE SKIP LOCKED`,
+          `SELECT ${this.selectList} FROM ${this.target}${this.#claimIndexHint} WHERE ${this.#claimable} ${this.#orderBy} LIMIT ? FOR UPDATE SKIP LOCKED`,
       ),
       values: [...this.#claimableValues(now), limit],
+    };
+  }
+
+  /**
+   * Lease claim of one row without a transaction, first step: up to `limit` claimable rows in
+   * claim order, read whole, without locking them (candidates: the take decides).
+   */
+  leaseCandidates(now: Date, limit: number): Bound {
+    return {
+      sql: this.#memo(
+        "leaseCandidatesSql",
+        () =>
+          `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#claimable} ${this.#orderBy} LIMIT ?`,
+      ),
+      values: [...this.#claimableValues(now), limit],
+    };
+  }
+
+  /**
+   * Lease claim of one row without a transaction, second step: writes the expiry and counts the
+   * attempt on row `id` only while it is still claimable and its attempt is still `attempt` (the
+   * value the candidate read showed; no such guard on a table without an attempt column). The
+   * `UPDATE` locks the row and evaluates the condition on its latest committed version: 1
+   * matched row means this claim took it, as the candidate read showed it; 0 means another claim
+   * took it (or it changed) first.
+   */
+  leaseTakeOne(id: unknown, expiry: Date, now: Date, attempt: unknown): Bound {
+    const c = this.#table.columns;
+    const sql = this.#memo(
+      "leaseTakeOneSql",
+      () =>
+        `UPDATE ${this.target} SET ${this.#q(required(c.lockedUntil))} = ?${
+          c.attempt === undefined ? "" : `, ${this.#q(c.attempt)} = ${this.#q(c.attempt)} + 1`
+        } WHERE ${this.#id} = ? AND ${this.#claimable}${c.attempt === undefined ? "" : ` AND ${this.#q(c.attempt)} = ?`}`,
+    );
+    return {
+      sql,
+      values: [expiry, id, ...this.#claimableValues(now), ...(c.attempt === undefined ? [] : [attempt])],
     };
   }
 
@@ -406,26 +479,118 @@ export class SettlementStatements {
     token?: Date,
   ): Bound | null {
     const sql = this.#cached(kind, () => {
-      const c = this.#table.columns;
-      const first =
-        kind === "markProcessed"
-          ? `${this.#q(required(c.processedAt))} = ?`
-          : kind === "releaseAt"
-            ? `${this.#q(required(c.runAt))} = ?`
-            : kind === "moveToGroup"
-              ? `${this.#q(required(c.group))} = ?`
-              : undefined;
-      const sets = [
-        first,
-        c.lockedUntil === undefined ? undefined : `${this.#q(c.lockedUntil)} = NULL`,
-        this.#style.countAttempt && c.attempt !== undefined
-          ? `${this.#q(c.attempt)} = ${this.#q(c.attempt)} + 1`
-          : undefined,
-      ].filter((set): set is string => set !== undefined);
-      return sets.length === 0 ? null : `UPDATE ${this.#target} SET ${sets.join(", ")} WHERE ${this.#where}`;
+      const sets = this.#sets(kind);
+      return sets === null ? null : `UPDATE ${this.#target} SET ${sets} WHERE ${this.#where}`;
     });
     if (sql === null) return null;
     return { sql, values: [...(kind === "release" ? [] : [value]), ...this.#whereValues(id, token)] };
+  }
+
+  /**
+   * The SET list of an update of `kind`: its own column (one `?`, but for a plain release) plus
+   * what every kept row gets in this form; `null` when there is nothing to set.
+   */
+  #sets(kind: "markProcessed" | "releaseAt" | "release" | "moveToGroup"): string | null {
+    const c = this.#table.columns;
+    const first =
+      kind === "markProcessed"
+        ? `${this.#q(required(c.processedAt))} = ?`
+        : kind === "releaseAt"
+          ? `${this.#q(required(c.runAt))} = ?`
+          : kind === "moveToGroup"
+            ? `${this.#q(required(c.group))} = ?`
+            : undefined;
+    const sets = [
+      first,
+      c.lockedUntil === undefined ? undefined : `${this.#q(c.lockedUntil)} = NULL`,
+      this.#style.countAttempt && c.attempt !== undefined
+        ? `${this.#q(c.attempt)} = ${this.#q(c.attempt)} + 1`
+        : undefined,
+    ].filter((set): set is string => set !== undefined);
+    return sets.length === 0 ? null : sets.join(", ");
+  }
+
+  /**
+   * Advisory lock form, delete and unlock in one statement: the `DELETE` of {@link
+   * SettlementStatements.delete} with `AND RELEASE_LOCK(?) = 1` last in its condition. The server
+   * finds the row by primary key and write-locks it (waiting for any other lock on it), then
+   * evaluates the condition once, the other conditions first: the lock is released only when the
+   * row matched, while the statement holds the row's write lock until it commits (autocommit: at
+   * the statement's end). Why that is safe: see `advisory.ts`. Only a `DELETE`: an `UPDATE` at
+   * READ COMMITTED may evaluate its condition twice on a row another transaction has locked
+   * (InnoDB's semi-consistent read), which would release the lock and then match nothing. Matches
+   * no row when the row is gone or finished (the lock is then still held) or when the release did
+   * not answer 1.
+   */
+  deleteAndUnlock(id: unknown, lockName: string): Bound {
+    const sql =
+      this.#cached(
+        "deleteAndUnlock",
+        () => `DELETE FROM ${this.#target} WHERE ${this.#where} AND RELEASE_LOCK(?) = 1`,
+      ) ?? "";
+    return { sql, values: [...this.#whereValues(id, undefined), lockName] };
+  }
+
+  /**
+   * Coalesced acknowledgement (`settleMany`): one statement applying `settlement` to several
+   * rows, exactly as {@link SettlementStatements.delete} / {@link SettlementStatements.update}
+   * apply it to one. The ids travel as one list parameter (`id IN (?)`: mysql2 renders each
+   * value escaped, whatever the id column's type), so the statement's text does not grow with
+   * the count and holds no server-side placeholder per row. In the lease style each row is
+   * fenced by its own token: `id IN (…) AND (id, lockedUntil) IN ((?, ?), …)` (the first list
+   * lets the server find the rows by primary key, the second is the fence); `held` then carries
+   * every row's token.
+   *
+   * `returning` (MariaDB, delete only) appends `RETURNING id`, so that the one statement also
+   * says which rows it deleted.
+   */
+  ackMany(
+    settlement: AckSettlement,
+    held: readonly { readonly id: unknown; readonly token?: Date | undefined }[],
+    returning = false,
+  ): Bound {
+    const ids = held.map((row) => row.id);
+    const values: unknown[] = [];
+    let sql: string;
+    if (settlement.kind === "delete") {
+      sql = this.#cached("deleteMany", () => `DELETE FROM ${this.#target} WHERE ${this.#manyWhere()}`) ?? "";
+      if (returning) sql = `${sql} RETURNING ${this.#id}`;
+    } else {
+      sql =
+        this.#cached(
+          "markProcessedMany",
+          () => `UPDATE ${this.#target} SET ${this.#sets("markProcessed") ?? ""} WHERE ${this.#manyWhere()}`,
+        ) ?? "";
+      values.push(settlement.at);
+    }
+    values.push(ids);
+    if (this.#style.tokenGuard) values.push(held.map((row) => [row.id, row.token]));
+    return { sql, values };
+  }
+
+  /**
+   * Lease form, coalesced: reads which of the rows still hold their own token, locking them
+   * (`FOR UPDATE`) so that the settlement that follows in the same transaction applies to exactly
+   * these. Columns: id.
+   */
+  lockHeld(held: readonly { readonly id: unknown; readonly token?: Date | undefined }[]): Bound {
+    const sql =
+      this.#cached(
+        "lockHeld",
+        () => `SELECT ${this.#id} FROM ${this.#target} WHERE ${this.#manyWhere()} FOR UPDATE`,
+      ) ?? "";
+    const values: unknown[] = [held.map((row) => row.id)];
+    if (this.#style.tokenGuard) values.push(held.map((row) => [row.id, row.token]));
+    return { sql, values };
+  }
+
+  /** The condition of a coalesced settlement: the ids, each with its own token in the lease style. */
+  #manyWhere(): string {
+    const lockedUntil = this.#table.columns.lockedUntil;
+    const processedAt = this.#table.columns.processedAt;
+    return `${this.#id} IN (?)${
+      this.#style.tokenGuard ? ` AND (${this.#id}, ${this.#q(required(lockedUntil))}) IN (?)` : ""
+    }${this.#style.unfinishedGuard === true && processedAt !== undefined ? ` AND ${this.#q(processedAt)} IS NULL` : ""}`;
   }
 
   /**
@@ -560,9 +725,7 @@ export function createTableSql(table: TableDefinition): string {
   if (c.headers !== undefined) lines.push(`  ${q(c.headers)} JSON NULL`);
   for (const column of table.extraColumns) lines.push(`  ${q(column)} VARCHAR(191) NULL`);
   lines.push(`  PRIMARY KEY (${q(c.id)})`);
-  const order = [c.group, c.priority, c.runAt, c.id].filter(
-    (column): column is string => column !== undefined,
-  );
+  const order = claimOrderColumns(table);
   if (order.length > 1) lines.push(`  KEY ${q(indexName(table.name))} (${order.map(q).join(", ")})`);
   return `CREATE TABLE IF NOT EXISTS ${quoteDefinedTable(table)} (\n${lines.join(",\n")}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;\n`;
 }

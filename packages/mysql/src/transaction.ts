@@ -9,11 +9,35 @@ import { classifyError } from "./normalize-error.js";
 import { transactionSql } from "./sql.js";
 
 /**
- * Starts a transaction at `level` (`SET TRANSACTION ISOLATION LEVEL …` applies to the next
- * transaction only, then `START TRANSACTION`).
+ * The sessions whose default isolation level the driver set itself, with that level: the
+ * sessions of the driver's own pool (`src/own-pool.ts`), which run `SET SESSION TRANSACTION
+ * ISOLATION LEVEL READ COMMITTED` once, when they connect. Keyed by mysql2's connection object
+ * (what a pool's `connection` event passes, and what a `mysql2/promise` pool connection wraps as
+ * `.connection`), so the mark lives exactly as long as the session.
+ */
+const sessionLevels = new WeakMap<object, IsolationLevel>();
+
+/** Records that `session` (a mysql2 connection) now runs its transactions at `level` by default. */
+export function markSessionLevel(session: object, level: IsolationLevel): void {
+  sessionLevels.set(session, level);
+}
+
+/** The mysql2 connection under a `mysql2/promise` pool connection (or the connection itself). */
+function sessionOf(connection: ConnectionLike): object {
+  const inner = (connection as { readonly connection?: unknown }).connection;
+  return typeof inner === "object" && inner !== null ? inner : connection;
+}
+
+/**
+ * Starts a transaction at `level`: `START TRANSACTION` alone on a session known to run at
+ * `level` by default (the driver's own pool at READ COMMITTED), else `SET TRANSACTION ISOLATION
+ * LEVEL …` (the next transaction only: a pool the user owns keeps its sessions' defaults), then
+ * `START TRANSACTION`. Setting the level once per session saves a round trip a claim.
  */
 export async function beginAt(connection: ConnectionLike, level: IsolationLevel): Promise<void> {
-  await run(connection, transactionSql.isolation(level));
+  if (sessionLevels.get(sessionOf(connection)) !== level) {
+    await run(connection, transactionSql.isolation(level));
+  }
   await run(connection, transactionSql.begin);
 }
 

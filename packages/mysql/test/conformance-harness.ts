@@ -178,6 +178,17 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
       );
       return Number((rows as { held?: unknown }[])[0]?.held) === 1;
     },
+    // A CHECK constraint refuses every processedAt value (the suite's tables name the column processed_at).
+    async refuseProcessedAt(table: TableDefinition) {
+      const constraint = `\`${table.name}_refuse_processed\``;
+      const ref = quoteTable(table.name, table.schema);
+      await adminPool().query(
+        `ALTER TABLE ${ref} ADD CONSTRAINT ${constraint} CHECK (\`processed_at\` IS NULL)`,
+      );
+      return async () => {
+        await adminPool().query(`ALTER TABLE ${ref} DROP CONSTRAINT ${constraint}`);
+      };
+    },
     olderServer: {
       version: "MariaDB 10.5.27 / MySQL 8.0.0",
       async createDriver() {

@@ -168,3 +168,81 @@ describe("schemaSql", () => {
     expect(sql).toContain("ENGINE=InnoDB DEFAULT CHARSET=utf8mb4");
   });
 });
+
+describe("coalesced settlement statements", () => {
+  const leased = defineTable({
+    name: "jobs",
+    columns: {
+      id: "id",
+      payload: "payload",
+      attempt: "attempt",
+      lockedUntil: "locked_until",
+      processedAt: "done",
+    },
+  });
+  const token = new Date("2030-01-01T00:00:00Z");
+  const held = [
+    { id: 1, token },
+    { id: "b", token },
+  ];
+
+  it("lease: every row fenced by its own token; RETURNING only when asked (MariaDB), never on an update", () => {
+    const lease = new TableStatements(leased, null).settlements({ countAttempt: false, tokenGuard: true });
+    const mysqlDelete = lease.ackMany({ kind: "delete" }, held);
+    expect(mysqlDelete.sql).toBe("DELETE FROM `jobs` WHERE `id` IN (?) AND (`id`, `locked_until`) IN (?)");
+    expect(mysqlDelete.values).toEqual([
+      [1, "b"],
+      [
+        [1, token],
+        ["b", token],
+      ],
+    ]);
+    expect(lease.ackMany({ kind: "delete" }, held, true).sql).toBe(`${mysqlDelete.sql} RETURNING \`id\``);
+    const at = new Date(0);
+    const mark = lease.ackMany({ kind: "markProcessed", at }, held, true);
+    expect(mark.sql).toBe(
+      "UPDATE `jobs` SET `done` = ?, `locked_until` = NULL WHERE `id` IN (?) AND (`id`, `locked_until`) IN (?)",
+    );
+    expect(mark.values[0]).toBe(at);
+    expect(lease.lockHeld(held).sql).toBe(
+      "SELECT `id` FROM `jobs` WHERE `id` IN (?) AND (`id`, `locked_until`) IN (?) FOR UPDATE",
+    );
+  });
+
+  it("row lock: the ids alone; marking processed counts the attempt", () => {
+    const rowLock = new TableStatements(leased, null).settlements({ countAttempt: true, tokenGuard: false });
+    expect(rowLock.ackMany({ kind: "delete" }, held).sql).toBe("DELETE FROM `jobs` WHERE `id` IN (?)");
+    expect(rowLock.ackMany({ kind: "delete" }, held).values).toEqual([[1, "b"]]);
+    expect(rowLock.ackMany({ kind: "markProcessed", at: new Date(0) }, held).sql).toBe(
+      "UPDATE `jobs` SET `done` = ?, `locked_until` = NULL, `attempt` = `attempt` + 1 WHERE `id` IN (?)",
+    );
+  });
+
+  it("advisory: the delete releases the lock last in its condition", () => {
+    const advisory = new TableStatements(leased, null).settlements({
+      countAttempt: false,
+      tokenGuard: false,
+      unfinishedGuard: true,
+    });
+    const bound = advisory.deleteAndUnlock(7, "test.k7");
+    expect(bound.sql).toBe("DELETE FROM `jobs` WHERE `id` = ? AND `done` IS NULL AND RELEASE_LOCK(?) = 1");
+    expect(bound.values).toEqual([7, "test.k7"]);
+  });
+});
+
+describe("locking claims name the claim-order index, so that InnoDB locks only the rows they return", () => {
+  it("puts FORCE INDEX with the quoted index name in the row lock and lease claims when the table has one", () => {
+    const statements = new TableStatements(table, "g", "jobs_claim_order");
+    expect(statements.rowLockClaim(new Date(), 3).sql).toContain(
+      "FROM `jobs` FORCE INDEX (`jobs_claim_order`) WHERE",
+    );
+    expect(statements.leaseSelect(new Date(), 3).sql).toContain(
+      "FROM `jobs` FORCE INDEX (`jobs_claim_order`) WHERE",
+    );
+  });
+
+  it("names no index when the table has none", () => {
+    const statements = new TableStatements(table, "g");
+    expect(statements.rowLockClaim(new Date(), 3).sql).not.toContain("FORCE INDEX");
+  });
+});

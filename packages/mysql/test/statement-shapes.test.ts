@@ -6,10 +6,9 @@
 import { createBroker, type LeaseClaimer, leaseExpiry, silentLogger } from "@rowclaim/core";
 import { createPool } from "mysql2/promise";
 import { describe, expect, it } from "vitest";
-import type { ConnectionLike, PoolLike, QueryOptionsLike } from "../src/client.js";
 import { createMysqlDriver, ownPoolOptions } from "../src/index.js";
 import { lockSql } from "../src/sql.js";
-import { mysqlUrl, uniqueName, useMysqlFixture } from "./support.js";
+import { mysqlUrl, recordingPool, uniqueName, useMysqlFixture } from "./support.js";
 
 const db = useMysqlFixture(4);
 
@@ -31,28 +30,6 @@ describe("lock function selects answer under one column name for every key", () 
     }
   });
 });
-
-/** A real mysql2 pool whose checked-out connections record every statement they run. */
-function recordingPool(pool: PoolLike, statements: string[]): PoolLike {
-  return {
-    query: (options: QueryOptionsLike) => pool.query(options),
-    end: () => pool.end(),
-    async getConnection(): Promise<ConnectionLike> {
-      const connection = await pool.getConnection();
-      return {
-        get threadId() {
-          return connection.threadId;
-        },
-        query(options: QueryOptionsLike) {
-          statements.push(options.sql);
-          return connection.query(options);
-        },
-        release: () => connection.release(),
-        destroy: () => connection.destroy(),
-      };
-    },
-  };
-}
 
 describe("a lease claim does not read its rows back", () => {
   it("claims two rows with one select, one update and the commit, and reports attempt and expiry as a read-back would", async () => {

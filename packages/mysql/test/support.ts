@@ -7,6 +7,7 @@ import { ack, defineTable, type Outcome, type TableDefinition, type TableDescrip
 import { databaseUrl } from "@rowclaim/tooling/test-env";
 import { createPool, type Pool } from "mysql2/promise";
 import { afterAll, beforeAll } from "vitest";
+import type { ConnectionLike, PoolLike, QueryOptionsLike } from "../src/client.js";
 import { createMysqlDriver, type MysqlDriver, ownPoolOptions } from "../src/index.js";
 
 /** The URL of the MariaDB/MySQL server the tests run against. */
@@ -132,6 +133,37 @@ export class HeldHandler {
     this.running = true;
     await this.#released;
     return ack();
+  };
+}
+
+/** The columns of a lease table with a run-at column, by role. */
+export const leaseColumns = {
+  id: "id",
+  payload: "payload",
+  attempt: "attempt",
+  runAt: "run_at",
+  lockedUntil: "locked_until",
+} as const;
+
+/** A real mysql2 pool whose checked-out connections record every statement they run. */
+export function recordingPool(pool: PoolLike, statements: string[]): PoolLike {
+  return {
+    query: (options: QueryOptionsLike) => pool.query(options),
+    end: () => pool.end(),
+    async getConnection(): Promise<ConnectionLike> {
+      const connection = await pool.getConnection();
+      return {
+        get threadId() {
+          return connection.threadId;
+        },
+        query(options: QueryOptionsLike) {
+          statements.push(options.sql);
+          return connection.query(options);
+        },
+        release: () => connection.release(),
+        destroy: () => connection.destroy(),
+      };
+    },
   };
 }
 

@@ -1,11 +1,14 @@
 /**
- * The advisory lock form: select due rows with their rendered keys, leaving out keys any session
- * holds (this process's own included, as `pg_locks` shows them); for each key, on a connection
- * of its own, try `pg_try_advisory_lock(hashtextextended(key, 0))` without waiting and, in the
- * same statement, take the row while it is still claimable (counting the attempt); pass over
- * keys held elsewhere. The keys a claim needs are tried side by side, one statement on each of
- * their connections at once, so a claim of n rows costs one round trip, not 2n in a row. The connection holds the key's lock until the delivery settles on it and unlocks.
- * The lock lives in the session: the form needs a direct connection or a pooler in session mode.
+ * The advisory lock form: select due rows with their rendered keys, passing over keys in work
+ * (first the keys this claimer's deliveries hold; after meeting a key another session holds,
+ * every key any session holds, as `pg_locks` shows them); for each key, on a connection of its
+ * own, try `pg_try_advisory_lock(hashtextextended(key, 0))` without waiting and, in the same
+ * statement, take the row while it is still claimable (counting the attempt). The keys a claim
+ * needs are tried side by side, one statement on each of their connections at once, so a claim
+ * of n rows costs one round trip, not 2n in a row. The connection holds the key's lock until the
+ * delivery settles on it: the settlement and the unlock are one statement
+ * (`advisorySettleAndUnlockSql` says why that is safe). The lock lives in the session: the form
+ * needs a direct connection or a pooler in session mode.
  *
  * @module
  */
@@ -27,13 +30,23 @@ import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
 import type { Settlements } from "./settle.js";
 import {
+  ADVISORY_CHANGED_ALIAS,
   ADVISORY_LOCKED_ALIAS,
+  ADVISORY_UNLOCKED_ALIAS,
   ADVISORY_WINDOW_FACTOR,
+  type AdvisorySettleAndUnlockStatements,
   advisoryKeyValues,
   advisoryUnlock,
   type Statement,
 } from "./sql.js";
 import { advisoryTransaction, bodyRunning } from "./transactional.js";
+
+/**
+ * After a claim met a key held by another session, how many claims read their candidates with
+ * the lock table at once (instead of first passing over only their own keys): while other
+ * processes work the same keys, the first read would mostly meet their keys.
+ */
+const LOCK_TABLE_READS_AFTER_REFUSAL = 32;
 
 /** How long a claim that already took rows waits for one more connection before it stops taking. */
 const ACQUIRE_WAIT_MS = 50;
@@ -69,9 +82,14 @@ export interface AdvisoryClaimerOptions {
   readonly pool: PoolLike;
   readonly table: TableDefinition;
   readonly group: string | null;
+  /** Candidates passing over the keys any session holds (`pg_locks`). */
   readonly candidates: Statement;
+  /** Candidates passing over the keys listed in `$held` (this claimer's own). */
+  readonly candidatesHere: Statement;
   readonly take: Statement;
   readonly settlements: Settlements;
+  /** Each settlement and the unlock as one statement (`advisorySettleAndUnlockSql`). */
+  readonly settleAndUnlock: AdvisorySettleAndUnlockStatements;
   readonly logger: Logger;
 }
 
@@ -80,18 +98,69 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   readonly form = "advisory" as const;
   readonly #options: AdvisoryClaimerOptions;
   readonly #keyValues: Record<string, string>;
+  /** The keys this claimer's deliveries hold (a count each), passed over by its first candidates read. */
+  readonly #held = new Map<string, number>();
+  /** The keys this claimer is trying to lock right now (claims may run side by side). */
+  readonly #taking = new Set<string>();
+  /** How many more claims read their candidates with the lock table (`pg_locks`) straight away. */
+  #lockTableReads = 0;
 
   constructor(options: AdvisoryClaimerOptions) {
     this.#options = options;
     this.#keyValues = advisoryKeyValues(options.table);
   }
 
+  /**
+   * Claims up to `request.limit` rows. First from candidates that pass over only the keys this
+   * claimer's deliveries hold (a plain index read); when a key among them turns out held by
+   * another session (its lock refused) and rows are still wanted, again from candidates that
+   * pass over every key any session holds (`pg_locks`): so keys in work elsewhere never hold
+   * back the rows of other keys, and the lock table is read only when another session holds a
+   * key the claim met.
+   */
   async claim(request: ClaimRequest): Promise<readonly Claimed<PostgresAdvisoryToken>[]> {
-    const { pool, table, group, candidates } = this.#options;
+    const { candidates, candidatesHere } = this.#options;
+    const taken: Claimed<PostgresAdvisoryToken>[] = [];
+    if (this.#lockTableReads > 0) {
+      this.#lockTableReads -= 1;
+      await this.#takeFrom(candidates, {}, request, taken, false);
+      return taken;
+    }
+    const first = await this.#takeFrom(
+      candidatesHere,
+      { held: [...this.#held.keys()] },
+      request,
+      taken,
+      true,
+    );
+    if (first === "refused") {
+      // Another session holds keys at the head of the queue: read the lock table for a while.
+      this.#lockTableReads = LOCK_TABLE_READS_AFTER_REFUSAL;
+      if (taken.length < request.limit) await this.#takeFrom(candidates, {}, request, taken, false);
+    }
+    return taken;
+  }
+
+  /**
+   * Reads candidates with `stmt` and locks and takes them, adding to `taken` until it holds
+   * `request.limit` rows or the candidates run out. Returns `"refused"` when some key's lock was
+   * held by another session (with `stopOnRefusal`, after the first wave that met one),
+   * `"stopped"` when it stopped early (no connection to spare, or a take failed after rows were
+   * taken), else `"done"`.
+   */
+  async #takeFrom(
+    stmt: Statement,
+    values: Record<string, unknown>,
+    request: ClaimRequest,
+    taken: Claimed<PostgresAdvisoryToken>[],
+    stopOnRefusal: boolean,
+  ): Promise<"refused" | "stopped" | "done"> {
+    const { pool, table, group } = this.#options;
     let found: Record<string, unknown>[];
     try {
-      const result = await execute(pool, candidates, {
+      const result = await execute(pool, stmt, {
         ...this.#keyValues,
+        ...values,
         now: request.now,
         group,
         window: request.limit * ADVISORY_WINDOW_FACTOR + 100,
@@ -99,9 +168,19 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       });
       found = result.rows;
     } catch (error) {
-      throw normalizeError(error, { table: table.name, form: "advisory lock", statement: "advisory claim" });
+      const normalized = normalizeError(error, {
+        table: table.name,
+        form: "advisory lock",
+        statement: "advisory claim",
+      });
+      if (taken.length === 0) throw normalized;
+      this.#options.logger.error(
+        `Table "${table.name}" (advisory lock form): reading more candidates failed; keeping the rows already taken.`,
+        { error: normalized },
+      );
+      return "stopped";
     }
-    const taken: Claimed<PostgresAdvisoryToken>[] = [];
+    let refused = false;
     let next = 0;
     // Waves of lock-and-take statements, each on a connection of its own, run side by side: as
     // many as rows are still wanted, until enough are taken or the candidates run out.
@@ -117,6 +196,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       for (const outcome of outcomes) {
         if (outcome.status === "rejected") failure ??= outcome.reason;
         else if (outcome.value === "starved") starved = true;
+        else if (outcome.value === "refused") refused = true;
         else if (outcome.value !== null) taken.push(outcome.value);
       }
       if (failure !== undefined) {
@@ -130,11 +210,12 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
           `Table "${table.name}" (advisory lock form): taking a row failed; keeping the rows already taken.`,
           { error: failure },
         );
-        break;
+        return "stopped";
       }
-      if (starved) break;
+      if (starved) return "stopped";
+      if (refused && stopOnRefusal) return "refused";
     }
-    return taken;
+    return refused ? "refused" : "done";
   }
 
   /**
@@ -148,9 +229,26 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     candidate: Record<string, unknown>,
     now: Date,
     wait: boolean,
-  ): Promise<Claimed<PostgresAdvisoryToken> | null | "starved"> {
-    const { pool, table, group, take } = this.#options;
+  ): Promise<Claimed<PostgresAdvisoryToken> | null | "refused" | "starved"> {
     const key = String(candidate.rc_key ?? "");
+    // A key this claimer holds, or is taking in a claim running beside this one: not worth a
+    // round trip, and no sign of another session.
+    if (this.#held.has(key) || this.#taking.has(key)) return null;
+    this.#taking.add(key);
+    try {
+      return await this.#lockAndTakeKey(candidate, key, now, wait);
+    } finally {
+      this.#taking.delete(key);
+    }
+  }
+
+  async #lockAndTakeKey(
+    candidate: Record<string, unknown>,
+    key: string,
+    now: Date,
+    wait: boolean,
+  ): Promise<Claimed<PostgresAdvisoryToken> | null | "refused" | "starved"> {
+    const { pool, table, group, take } = this.#options;
     const connection = wait ? await HeldConnection.acquire(pool) : await acquireWithin(pool, ACQUIRE_WAIT_MS);
     if (connection === undefined) return "starved";
     let locked = false;
@@ -160,13 +258,14 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       locked = raw?.[ADVISORY_LOCKED_ALIAS] === true;
       if (!locked) {
         connection.release();
-        return null;
+        return "refused";
       }
       if (raw === undefined || raw[table.columns.id] === null || raw[table.columns.id] === undefined) {
         await this.#unlockAndRelease(connection, key);
         return null;
       }
       const row = decodeClaimedRow(table, raw, table.columns.attempt !== undefined);
+      this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
       return { row, token: { form: "advisory", key, connection } };
     } catch (error) {
       if (!connection.released) {
@@ -178,16 +277,67 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     }
   }
 
+  /**
+   * Settles the row and unlocks its key. The usual settlements (delete, markProcessed, release,
+   * moveToGroup) go with the unlock as one statement, one round trip: why no other session can
+   * take the row before the settlement commits is told at `advisorySettleAndUnlockSql`. The move
+   * to another table runs on its own, then the unlock. A row found gone or finished fails the
+   * settlement with `LEASE_LOST` (the key is unlocked all the same).
+   */
   async settle(token: PostgresAdvisoryToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
+    try {
+      await this.#settleAndUnlock(token, row, settlement);
+    } finally {
+      this.#forget(token.key);
+    }
+  }
+
+  async #settleAndUnlock(
+    token: PostgresAdvisoryToken,
+    row: ClaimedRow,
+    settlement: Settlement,
+  ): Promise<void> {
+    const combined = this.#combined(settlement);
+    const { connection } = token;
+    if (
+      combined !== undefined &&
+      !connection.released &&
+      connection.broken === undefined &&
+      !bodyRunning(connection)
+    ) {
+      let changed: number;
+      try {
+        const result = await connection.run(combined.stmt, {
+          ...combined.values,
+          id: row.id,
+          key: token.key,
+        });
+        const raw = result.rows[0];
+        if (raw?.[ADVISORY_UNLOCKED_ALIAS] !== true) {
+          connection.markBroken(
+            new Error(
+              `rowclaim/postgres: table "${this.#options.table.name}": the advisory unlock of key "${token.key}" was not confirmed; closing the session.`,
+            ),
+          );
+        }
+        changed = Number(raw?.[ADVISORY_CHANGED_ALIAS] ?? 0);
+      } catch (error) {
+        // Whether the unlock ran is not known: unlock again (an unconfirmed unlock ends the session).
+        await this.#unlockAndRelease(connection, token.key);
+        throw normalizeError(error, {
+          table: this.#options.table.name,
+          form: "advisory lock",
+          statement: `${settlement.kind} settlement`,
+        });
+      }
+      connection.release();
+      if (changed === 0) throw this.#settledNothing(token, row, settlement);
+      return;
+    }
     let failure: unknown;
     try {
       const changed = await this.#options.settlements.apply(token.connection, row.id, settlement);
-      if (changed === 0) {
-        failure = new LeaseLostError(
-          `Table "${this.#options.table.name}" (advisory lock form): the ${settlement.kind} settlement of row ${String(row.id)} found the row gone or finished while its key "${token.key}" was held (deleted or settled by hand?); it changed nothing.`,
-          { table: this.#options.table.name },
-        );
-      }
+      if (changed === 0) failure = this.#settledNothing(token, row, settlement);
     } catch (error) {
       failure = normalizeError(error, {
         table: this.#options.table.name,
@@ -204,18 +354,64 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   }
 
   async release(token: PostgresAdvisoryToken): Promise<void> {
-    await this.#unlockAndRelease(token.connection, token.key);
+    try {
+      await this.#unlockAndRelease(token.connection, token.key);
+    } finally {
+      this.#forget(token.key);
+    }
   }
 
   /** Transactional handlers: the body and its settlement in one transaction on the key's session (`src/transactional.ts`). */
-  transaction(token: PostgresAdvisoryToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
+  async transaction(token: PostgresAdvisoryToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
     const { settlements, table } = this.#options;
-    return advisoryTransaction(token.connection, settlements, table, row.id, token.key, work, () =>
-      this.#unlockAndRelease(token.connection, token.key),
-    );
+    try {
+      await advisoryTransaction(token.connection, settlements, table, row.id, token.key, work, () =>
+        this.#unlockAndRelease(token.connection, token.key),
+      );
+    } finally {
+      this.#forget(token.key);
+    }
+  }
+
+  /** A delivery of `key` ended (its key unlocked, or its session ended). */
+  #forget(key: string): void {
+    const count = (this.#held.get(key) ?? 0) - 1;
+    if (count > 0) this.#held.set(key, count);
+    else this.#held.delete(key);
   }
 
   async close(): Promise<void> {}
+
+  /** The settle-and-unlock statement of a settlement and its own values, if it has one. */
+  #combined(settlement: Settlement): { stmt: Statement; values: Record<string, unknown> } | undefined {
+    const statements = this.#options.settleAndUnlock;
+    switch (settlement.kind) {
+      case "delete":
+        return { stmt: statements.delete, values: {} };
+      case "markProcessed":
+        return statements.markProcessed === null
+          ? undefined
+          : { stmt: statements.markProcessed, values: { at: settlement.at } };
+      case "release":
+        return statements.release === null
+          ? undefined
+          : { stmt: statements.release, values: { runAt: settlement.runAt } };
+      case "moveToGroup":
+        return statements.moveToGroup === null
+          ? undefined
+          : { stmt: statements.moveToGroup, values: { group: settlement.group } };
+      case "moveToTable":
+        return undefined;
+    }
+  }
+
+  /** The `LEASE_LOST` of a settlement that found its row gone or finished. */
+  #settledNothing(token: PostgresAdvisoryToken, row: ClaimedRow, settlement: Settlement): LeaseLostError {
+    return new LeaseLostError(
+      `Table "${this.#options.table.name}" (advisory lock form): the ${settlement.kind} settlement of row ${String(row.id)} found the row gone or finished while its key "${token.key}" was held (deleted or settled by hand?); it changed nothing.`,
+      { table: this.#options.table.name },
+    );
+  }
 
   /**
    * Unlocks the key and returns the connection. An unlock the server does not confirm (or a

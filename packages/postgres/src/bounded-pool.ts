@@ -20,6 +20,12 @@ export function poolMax(pool: PoolLike): number | undefined {
   return typeof max === "number" && Number.isInteger(max) && max > 0 ? max : undefined;
 }
 
+/** Whether a `pg.Pool` shows an idle client and no caller waiting for one. */
+function hasIdleClient(pool: PoolLike): boolean {
+  const { idleCount, waitingCount } = pool as { idleCount?: unknown; waitingCount?: unknown };
+  return typeof idleCount === "number" && idleCount > 0 && waitingCount === 0;
+}
+
 /** A pool whose every connection wait is bounded. */
 export class BoundedPool implements PoolLike {
   readonly #raw: PoolLike;
@@ -32,6 +38,8 @@ export class BoundedPool implements PoolLike {
 
   /** Checks a client out, waiting at most the bound. */
   connect(): Promise<PoolClientLike> {
+    // An idle client and nobody waiting before us: `pg` hands it over at once, no timer needed.
+    if (hasIdleClient(this.#raw)) return this.#raw.connect();
     const max = poolMax(this.#raw);
     return acquireWithin(
       this.#raw.connect(),

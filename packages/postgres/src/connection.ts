@@ -48,6 +48,15 @@ export class HeldConnection implements QueryableLike {
     return this.#broken;
   }
 
+  /**
+   * Whether the client sends a query without waiting for the previous one's answer (`pg`'s
+   * `pipeline: true`, which the driver's own pool sets): statements issued together then cost
+   * one round trip, and the server still runs them in order.
+   */
+  get pipelined(): boolean {
+    return (this.client as { readonly pipeline?: unknown }).pipeline === true;
+  }
+
   /** Whether the connection was released. */
   get released(): boolean {
     return this.#released;

@@ -7,7 +7,9 @@
  * @module
  */
 import {
+  type AckSettlement,
   type Claimed,
+  InvalidArgumentError,
   type LeaseClaimer,
   type LeaseClaimRequest,
   LeaseLostError,
@@ -23,7 +25,7 @@ import { fifoGroupKey, waitFifoGuard } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
 import type { Settlements } from "./settle.js";
-import { beginSql, commitSql, rollbackSql, type Statement } from "./sql.js";
+import { beginSql, commitSql, rollbackSql, type SettleManyStatements, type Statement } from "./sql.js";
 import { leaseTransaction } from "./transactional.js";
 
 /** What a lease claimer is built from (statements built once, at open). */
@@ -34,6 +36,8 @@ export interface LeaseClaimerOptions {
   readonly claim: Statement;
   readonly extend: Statement;
   readonly settlements: Settlements;
+  /** The coalesced acknowledging settlements (`settleMany`). */
+  readonly settleMany: SettleManyStatements;
 }
 
 /** The lease claimer of one subscription. */
@@ -109,6 +113,45 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
         { table: table.name },
       );
     }
+  }
+
+  /**
+   * Coalesced settlements: one statement (one implicit transaction, one commit) settles every
+   * row of `held` that still holds its own token (`lockedUntil = token.expiry`; the tokens may
+   * differ from row to row). Resolves, in order, `true` for each row settled and `false` for
+   * each row that holds another token or is gone (left unchanged). A database error rejects
+   * (normalized), and then no row changed: the statement is atomic.
+   */
+  async settleMany(
+    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
+    settlement: AckSettlement,
+  ): Promise<readonly boolean[]> {
+    const { table, pool, settleMany } = this.#options;
+    if (held.length === 0) return [];
+    const stmt = settlement.kind === "delete" ? settleMany.delete : settleMany.markProcessed;
+    if (stmt === null) {
+      throw new InvalidArgumentError(
+        `Table "${table.name}" (lease form): a markProcessed settlement needs a processedAt column; the table describes none.`,
+        { table: table.name },
+      );
+    }
+    let result: QueryResultLike;
+    try {
+      result = await execute(pool, stmt, {
+        ids: held.map((hold) => hold.id),
+        tokens: held.map((hold) => hold.token.expiry),
+        ...(settlement.kind === "markProcessed" ? { at: settlement.at } : {}),
+      });
+    } catch (error) {
+      throw normalizeError(error, {
+        table: table.name,
+        form: "lease",
+        statement: `coalesced ${settlement.kind} settlement`,
+      });
+    }
+    const settled = new Set<string>();
+    for (const row of result.rows) settled.add(String(row.rc_id));
+    return held.map((hold) => settled.has(String(hold.id)));
   }
 
   /** Transactional handlers: the body and the fenced settlement in one transaction (`src/transactional.ts`). */

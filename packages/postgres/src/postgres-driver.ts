@@ -36,11 +36,14 @@ import { assertNamesUsable, checkColumns, checkStatements } from "./schema-check
 import { Settlements } from "./settle.js";
 import {
   advisoryCandidatesSql,
+  advisorySettleAndUnlockSql,
   advisoryTakeSql,
   type ColumnTypes,
   leaseClaimSql,
   leaseExtendSql,
+  leaseSettleManySql,
   rowLockClaimSql,
+  rowLockSettleManySql,
   type Statement,
   schemaSql,
   serverVersionSql,
@@ -129,10 +132,14 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
     pool = options.pool;
     ownsPool = false;
   } else if ("url" in options && typeof options.url === "string" && options.url !== "") {
+    // Pipelined clients: statements the driver issues together (a row lock batch's BEGIN and
+    // claim) go in one round trip. A `pg` without pipelining ignores the option, and the driver
+    // then sends them one after the other.
     const own = new pg.Pool({
       connectionString: options.url,
       max: options.max ?? 10,
       application_name: options.applicationName ?? "rowclaim",
+      pipeline: true,
     });
     // An idle connection that dies is removed by the pool; the next checkout makes a new one.
     own.on("error", () => {});
@@ -218,14 +225,23 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       switch (table.form) {
         case "rowLock": {
           const claim = rowLockClaimSql(table, group, types);
-          checks.unshift(claim);
-          claimer = new PostgresRowLockClaimer({ pool: statementPool, table, group, claim, settlements });
+          const settleMany = rowLockSettleManySql(table);
+          checks.unshift(claim, ...present(settleMany.delete, settleMany.markProcessed));
+          claimer = new PostgresRowLockClaimer({
+            pool: statementPool,
+            table,
+            group,
+            claim,
+            settlements,
+            settleMany,
+          });
           break;
         }
         case "lease": {
           const claim = leaseClaimSql(table, group, types);
           const extend = leaseExtendSql(table, types);
-          checks.unshift(claim, extend);
+          const settleMany = leaseSettleManySql(table, types);
+          checks.unshift(claim, extend, ...present(settleMany.delete, settleMany.markProcessed));
           claimer = new PostgresLeaseClaimer({
             pool: statementPool,
             table,
@@ -233,20 +249,35 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
             claim,
             extend,
             settlements,
+            settleMany,
           });
           break;
         }
         case "advisory": {
-          const candidates = advisoryCandidatesSql(table, group);
+          const candidates = advisoryCandidatesSql(table, group, "anySession");
+          const candidatesHere = advisoryCandidatesSql(table, group, "listed");
           const take = advisoryTakeSql(table, group, types);
-          checks.unshift(candidates, take);
+          const settleAndUnlock = advisorySettleAndUnlockSql(table);
+          checks.unshift(
+            candidates,
+            candidatesHere,
+            take,
+            ...present(
+              settleAndUnlock.delete,
+              settleAndUnlock.markProcessed,
+              settleAndUnlock.release,
+              settleAndUnlock.moveToGroup,
+            ),
+          );
           claimer = new PostgresAdvisoryClaimer({
             pool: statementPool,
             table,
             group,
             candidates,
+            candidatesHere,
             take,
             settlements,
+            settleAndUnlock,
             logger: openOptions.logger,
           });
           break;
@@ -351,6 +382,11 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
     };
   }
   return driver;
+}
+
+/** The statements that exist (a table without processedAt has no markProcessed statement). */
+function present(...statements: (Statement | null)[]): Statement[] {
+  return statements.filter((stmt): stmt is Statement => stmt !== null);
 }
 
 /** The form's name as messages write it. */

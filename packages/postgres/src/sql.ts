@@ -312,34 +312,53 @@ const heldAdvisoryHashes =
   "AND rc_l.database = (SELECT rc_d.oid FROM pg_catalog.pg_database AS rc_d WHERE rc_d.datname = current_database())";
 
 /**
- * Advisory candidates: due rows in claim order with their rendered keys, one row per key (the
- * first in claim order), among the first `$window` due rows whose keys no session holds. Rows
- * of keys in work (here or in another process) are passed over before the window is cut, so a
- * key with many rows queued and one in work never hides the rows of other keys behind it. No
- * row is locked.
+ * Which keys an advisory candidates statement passes over before it cuts its window:
+ * `"anySession"`, every key any session holds (read from `pg_locks`, which costs the server a
+ * look at its whole lock table); `"listed"`, the keys in `$held` (the keys the claimer's own
+ * deliveries hold), which costs nothing but leaves keys held by other sessions in.
  */
-export function advisoryCandidatesSql(table: TableDefinition, group: string | null): Statement {
-  return statement("advisory claim", (p) => {
-    const { id, priority, runAt } = table.columns;
-    const key = renderedKey(table, "rc_src", p);
-    const orderCols: string[] = [];
-    const outerOrder: string[] = [];
-    if (priority !== undefined) {
-      orderCols.push(`${col("rc_src", priority)} AS rc_o1`);
-      outerOrder.push("rc_o1 ASC");
-    }
-    if (runAt !== undefined) {
-      orderCols.push(`${col("rc_src", runAt)} AS rc_o2`);
-      outerOrder.push("rc_o2 ASC NULLS FIRST");
-    }
-    outerOrder.push("rc_id ASC");
-    const inner =
-      `SELECT ${[`${col("rc_src", id)} AS rc_id`, `${key} AS rc_key`, ...orderCols].join(", ")} FROM ${tableRef(table)} AS rc_src ` +
-      `WHERE ${claimable(table, group, "rc_src", p)} AND hashtextextended(${key}, 0) NOT IN (${heldAdvisoryHashes}) ` +
-      `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${p.ref("window")}`;
-    const distinct = `SELECT DISTINCT ON (rc_key) * FROM (${inner}) AS rc_w ORDER BY rc_key, ${outerOrder.join(", ")}`;
-    return `SELECT rc_id, rc_key FROM (${distinct}) AS rc_c ORDER BY ${outerOrder.join(", ")} LIMIT ${p.ref("limit")}`;
-  });
+export type AdvisoryExclusion = "anySession" | "listed";
+
+/**
+ * Advisory candidates: due rows in claim order with their rendered keys, one row per key (the
+ * first in claim order), among the first `$window` due rows whose keys are not held (see
+ * {@link AdvisoryExclusion}). Rows of keys in work are passed over before the window is cut,
+ * so a key with many rows queued and one in work never hides the rows of other keys behind it.
+ * No row is locked.
+ */
+export function advisoryCandidatesSql(
+  table: TableDefinition,
+  group: string | null,
+  exclusion: AdvisoryExclusion = "anySession",
+): Statement {
+  return statement(
+    exclusion === "anySession" ? "advisory claim" : "advisory claim (own keys passed over)",
+    (p) => {
+      const { id, priority, runAt } = table.columns;
+      const key = renderedKey(table, "rc_src", p);
+      const orderCols: string[] = [];
+      const outerOrder: string[] = [];
+      if (priority !== undefined) {
+        orderCols.push(`${col("rc_src", priority)} AS rc_o1`);
+        outerOrder.push("rc_o1 ASC");
+      }
+      if (runAt !== undefined) {
+        orderCols.push(`${col("rc_src", runAt)} AS rc_o2`);
+        outerOrder.push("rc_o2 ASC NULLS FIRST");
+      }
+      outerOrder.push("rc_id ASC");
+      const inner =
+        `SELECT ${[`${col("rc_src", id)} AS rc_id`, `${key} AS rc_key`, ...orderCols].join(", ")} FROM ${tableRef(table)} AS rc_src ` +
+        `WHERE ${claimable(table, group, "rc_src", p)} AND ${
+          exclusion === "anySession"
+            ? `hashtextextended(${key}, 0) NOT IN (${heldAdvisoryHashes})`
+            : `NOT (${key} = ANY(${p.ref("held")}::text[]))`
+        } ` +
+        `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${p.ref("window")}`;
+      const distinct = `SELECT DISTINCT ON (rc_key) * FROM (${inner}) AS rc_w ORDER BY rc_key, ${outerOrder.join(", ")}`;
+      return `SELECT rc_id, rc_key FROM (${distinct}) AS rc_c ORDER BY ${outerOrder.join(", ")} LIMIT ${p.ref("limit")}`;
+    },
+  );
 }
 
 /** The literal parts of the advisory key, as the candidates statement's parameters. */
@@ -398,12 +417,24 @@ export interface SettleStatements {
   moveToTable(target: string): Statement;
 }
 
+/** A data-modifying statement's text, built with the statement's parameter slots. */
+type SettleText = (params: ParamSlots) => string;
+
+/** The texts of one form's settlements of row `$id` (`null` where the settlement changes nothing). */
+interface SettleTexts {
+  readonly delete: SettleText;
+  readonly markProcessed: SettleText | null;
+  readonly release: SettleText | null;
+  readonly moveToGroup: SettleText | null;
+  /** The condition every settlement of the form puts on the row. */
+  readonly where: SettleText;
+}
+
 /**
- * Builds the settlement statements: every one targets `$id`; in the lease form every one also
- * requires the row to hold `$token`; in the row lock form every one that keeps the row counts
- * the attempt.
+ * The settlement texts: every one targets `$id`; in the lease form every one also requires the
+ * row to hold `$token`; in the row lock form every one that keeps the row counts the attempt.
  */
-export function settleStatements(table: TableDefinition, form: SettleForm): SettleStatements {
+function settleTexts(table: TableDefinition, form: SettleForm): SettleTexts {
   const { id, attempt, runAt, group, processedAt, lockedUntil } = table.columns;
   const where = (p: ParamSlots): string => {
     const conditions = [`${quoteIdent(id)} = ${p.ref("id")}`];
@@ -422,27 +453,52 @@ export function settleStatements(table: TableDefinition, form: SettleForm): Sett
     if (form === "lease" && lockedUntil !== undefined) sets.push(`${quoteIdent(lockedUntil)} = NULL`);
     return sets;
   };
-  const update = (purpose: string, own: (p: ParamSlots) => string[]): Statement | null => {
+  const update = (own: (p: ParamSlots) => string[]): SettleText | null => {
     const probe = new ParamSlots();
     if (own(probe).length === 0 && keepSets().length === 0) return null;
-    return statement(
-      purpose,
-      (p) => `UPDATE ${tableRef(table)} SET ${[...own(p), ...keepSets()].join(", ")} WHERE ${where(p)}`,
-    );
+    return (p) => `UPDATE ${tableRef(table)} SET ${[...own(p), ...keepSets()].join(", ")} WHERE ${where(p)}`;
   };
   return {
-    delete: statement("delete settlement", (p) => `DELETE FROM ${tableRef(table)} WHERE ${where(p)}`),
+    delete: (p) => `DELETE FROM ${tableRef(table)} WHERE ${where(p)}`,
     markProcessed:
-      processedAt === undefined
-        ? null
-        : update("markProcessed settlement", (p) => [`${quoteIdent(processedAt)} = ${p.ref("at")}`]),
-    release: update("release settlement", (p) =>
+      processedAt === undefined ? null : update((p) => [`${quoteIdent(processedAt)} = ${p.ref("at")}`]),
+    release: update((p) =>
       runAt === undefined ? [] : [`${quoteIdent(runAt)} = COALESCE(${p.ref("runAt")}, ${quoteIdent(runAt)})`],
     ),
-    moveToGroup:
-      group === undefined
-        ? null
-        : update("moveToGroup settlement", (p) => [`${quoteIdent(group)} = ${p.ref("group")}`]),
+    moveToGroup: group === undefined ? null : update((p) => [`${quoteIdent(group)} = ${p.ref("group")}`]),
+    where,
+  };
+}
+
+/**
+ * The statements of the settlements that keep the row in its table or delete it (all but the move
+ * to another table), each built from its text by `build` under its purpose; `null` where the
+ * form's text is `null` (the settlement changes nothing).
+ */
+function inPlaceSettlements(
+  texts: SettleTexts,
+  build: (purpose: string, text: SettleText) => Statement,
+): Omit<SettleStatements, "moveToTable"> {
+  const optional = (purpose: string, text: SettleText | null): Statement | null =>
+    text === null ? null : build(purpose, text);
+  return {
+    delete: build("delete settlement", texts.delete),
+    markProcessed: optional("markProcessed settlement", texts.markProcessed),
+    release: optional("release settlement", texts.release),
+    moveToGroup: optional("moveToGroup settlement", texts.moveToGroup),
+  };
+}
+
+/**
+ * Builds the settlement statements: every one targets `$id`; in the lease form every one also
+ * requires the row to hold `$token`; in the row lock form every one that keeps the row counts
+ * the attempt.
+ */
+export function settleStatements(table: TableDefinition, form: SettleForm): SettleStatements {
+  const { id, attempt, lockedUntil } = table.columns;
+  const texts = settleTexts(table, form);
+  return {
+    ...inPlaceSettlements(texts, statement),
     moveToTable: (target) =>
       statement(`moveToTable settlement (to "${target}")`, (p) => {
         const copied = table.allColumns.filter((column) => column !== id && column !== lockedUntil);
@@ -452,11 +508,142 @@ export function settleStatements(table: TableDefinition, form: SettleForm): Sett
             : `rc_moved.${quoteIdent(column)}`,
         );
         return (
-          `WITH rc_moved AS (DELETE FROM ${tableRef(table)} WHERE ${where(p)} RETURNING ${copied.map(quoteIdent).join(", ")}) ` +
+          `WITH rc_moved AS (DELETE FROM ${tableRef(table)} WHERE ${texts.where(p)} RETURNING ${copied.map(quoteIdent).join(", ")}) ` +
           `INSERT INTO ${tableRef(table, target)} (${copied.map(quoteIdent).join(", ")}) SELECT ${values.join(", ")} FROM rc_moved`
         );
       }),
   };
+}
+
+/**
+ * The coalesced acknowledging settlements of one table (`settleMany`): one statement settles
+ * every row of the call. `null` where the table cannot take the settlement (`markProcessed`
+ * without a processedAt column).
+ */
+export interface SettleManyStatements {
+  readonly delete: Statement;
+  readonly markProcessed: Statement | null;
+}
+
+/**
+ * The coalesced statements of one form from their texts: the delete, and the markProcessed
+ * (built from the processedAt column) only where the table has that column.
+ */
+function settleManyStatements(
+  processedAt: string | undefined,
+  deleteText: SettleText,
+  markProcessedText: (processedAt: string) => SettleText,
+): SettleManyStatements {
+  return {
+    delete: statement("coalesced delete settlement", deleteText),
+    markProcessed:
+      processedAt === undefined
+        ? null
+        : statement("coalesced markProcessed settlement", markProcessedText(processedAt)),
+  };
+}
+
+/**
+ * Lease form, coalesced: settles every held row (`$ids[i]`, `$tokens[i]` pairs, as {@link
+ * leaseExtendSql} takes them) that still holds its own token, in one statement, returning the
+ * ids it settled (as `rc_id`); a row holding another token, or gone, is left alone and not
+ * returned. `markProcessed` writes `$at` and clears lockedUntil, as the single settlement does.
+ * The held pairs are joined on the id, so each row is found through the primary key.
+ */
+export function leaseSettleManySql(table: TableDefinition, types: ColumnTypes): SettleManyStatements {
+  const { id, lockedUntil, processedAt } = table.columns;
+  const until = lockedUntil as string;
+  const idType = types.get(id) ?? "text";
+  const untilType = types.get(until) ?? "timestamp with time zone";
+  const held = (p: ParamSlots): string =>
+    `unnest(${p.ref("ids")}::${idType}[], ${p.ref("tokens")}::${untilType}[]) AS rc_held(rc_id, rc_until)`;
+  const matched = `${col("rc_row", id)} = rc_held.rc_id AND ${col("rc_row", until)} = rc_held.rc_until`;
+  const returning = `RETURNING ${col("rc_row", id)} AS rc_id`;
+  return settleManyStatements(
+    processedAt,
+    (p) => `DELETE FROM ${tableRef(table)} AS rc_row USING ${held(p)} WHERE ${matched} ${returning}`,
+    (processed) => (p) =>
+      `UPDATE ${tableRef(table)} AS rc_row SET ${quoteIdent(processed)} = ${p.ref("at")}, ${quoteIdent(until)} = NULL ` +
+      `FROM ${held(p)} WHERE ${matched} ${returning}`,
+  );
+}
+
+/**
+ * Row lock form, coalesced: settles every row of `$ids` (rows the batch's transaction holds
+ * locked) in one statement inside that transaction, exactly as the single settlement does to
+ * each: `delete` removes them, `markProcessed` writes `$at` and counts the attempt.
+ * `= ANY($ids)` lets PostgreSQL take the array's type from the id column, whatever it is, and
+ * finds the rows through the primary key.
+ */
+export function rowLockSettleManySql(table: TableDefinition): SettleManyStatements {
+  const { id, attempt, processedAt } = table.columns;
+  const where = (p: ParamSlots): string => `${quoteIdent(id)} = ANY(${p.ref("ids")})`;
+  const counted = attempt === undefined ? "" : `, ${quoteIdent(attempt)} = ${quoteIdent(attempt)} + 1`;
+  return settleManyStatements(
+    processedAt,
+    (p) => `DELETE FROM ${tableRef(table)} WHERE ${where(p)}`,
+    (processed) => (p) =>
+      `UPDATE ${tableRef(table)} SET ${quoteIdent(processed)} = ${p.ref("at")}${counted} WHERE ${where(p)}`,
+  );
+}
+
+/** The column under which an advisory settle-and-unlock statement reports the rows it changed. */
+export const ADVISORY_CHANGED_ALIAS = "rowclaim$changed";
+/** The column under which an advisory settle-and-unlock statement reports the unlock. */
+export const ADVISORY_UNLOCKED_ALIAS = "rowclaim$unlocked";
+
+/** The advisory settlements that unlock in the same statement (`null` where none is needed). */
+export interface AdvisorySettleAndUnlockStatements {
+  readonly delete: Statement;
+  readonly markProcessed: Statement | null;
+  readonly release: Statement | null;
+  readonly moveToGroup: Statement | null;
+}
+
+/**
+ * Advisory form: each settlement of row `$id` and the unlock of its key (`$key`) as one
+ * statement, one round trip:
+ *
+ * ```sql
+ * WITH rc_settled AS (<settlement> RETURNING 1)
+ * SELECT rc_n.changed, pg_advisory_unlock(hashtextextended($key::text, 0))
+ * FROM (SELECT count(*) AS changed FROM rc_settled) AS rc_n
+ * ```
+ *
+ * Why no other session can take the row between the unlock and the settlement's commit:
+ *
+ * 1. The settlement runs first. The unlock is computed in the projection of the one row an
+ *    aggregate returns, and the aggregate returns it only after it has read every row the
+ *    settlement's `RETURNING` gives, which is when the `UPDATE`/`DELETE` has finished; so by the
+ *    time the key is unlocked, the row carries this transaction's uncommitted change (its xmax).
+ * 2. The unlock is seen at once (session advisory locks ignore transactions), the change only at
+ *    commit, a moment later: another session may take the key's lock in between. But its take
+ *    ({@link advisoryTakeSql}) reaches the row only through an `UPDATE … WHERE id = $id AND
+ *    <claimable>` (or `SELECT … FOR UPDATE`): meeting a row changed by a transaction still in
+ *    progress, PostgreSQL waits for it to end, then (READ COMMITTED) re-reads the row's newest
+ *    version and re-checks the condition: a deleted row is skipped, a row marked processed no
+ *    longer matches, a released row is taken only if it is due. The take never returns the row
+ *    as it stood before the settlement. (Under REPEATABLE READ or SERIALIZABLE as the session
+ *    default, the take fails with a serialization error instead, as it already could when a
+ *    settlement committed while it ran.)
+ * 3. Should the statement fail after the unlock (at commit), its change rolls back: the row is
+ *    unchanged and unlocked, due again, as after a failed settlement followed by an unlock.
+ *
+ * The move to another table (dead letter) is not combined: it stays a statement of its own,
+ * followed by the unlock.
+ */
+export function advisorySettleAndUnlockSql(table: TableDefinition): AdvisorySettleAndUnlockStatements {
+  const texts = settleTexts(table, "advisory");
+  const combine = (purpose: string, text: SettleText): Statement =>
+    statement(
+      `${purpose} and unlock`,
+      (p) =>
+        `WITH rc_settled AS (${text(p)} RETURNING 1) ` +
+        `SELECT rc_n.rc_changed AS ${quoteIdent(ADVISORY_CHANGED_ALIAS)}, ` +
+        `pg_advisory_unlock(hashtextextended(${p.ref("key")}::text, 0)) AS ${quoteIdent(ADVISORY_UNLOCKED_ALIAS)} ` +
+        `FROM (SELECT count(*)::integer AS rc_changed FROM rc_settled) AS rc_n`,
+    );
+  return inPlaceSettlements(texts, combine);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -59,6 +59,7 @@ async function plan(
       group,
       limit: 4,
       window: 200,
+      held: ["held-key"],
       ...advisoryKeyValues(table),
     });
     const result = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${stmt.text}`, values);
@@ -96,6 +97,15 @@ describe("claims read the claim-order index in order instead of sorting the due 
         group,
       );
       expect(text).toContain("claim_order");
+    });
+    it(`the advisory candidate select passing over listed keys reads the index and no lock table, for ${which}`, async () => {
+      const text = await plan(
+        "advisory",
+        (name) => advisoryCandidatesSql(describeTable("advisory", name), group, "listed"),
+        group,
+      );
+      expect(text).toContain("claim_order");
+      expect(text).not.toContain("pg_lock_status");
     });
   }
 });

@@ -13,19 +13,13 @@ import {
   silentLogger,
 } from "@rowclaim/core";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createPostgresDriver } from "../src/index.js";
-import type { PoolClientLike, PoolLike, QueryConfigLike, QueryResultLike } from "../src/pool-like.js";
+import type { PoolLike } from "../src/pool-like.js";
 import { type ColumnTypes, leaseClaimSql } from "../src/sql.js";
-import { describeTable, TestDb, uniqueName, waitFor } from "./helpers.js";
+import { describeTable, interceptedPool, TestDb, uniqueName, waitFor } from "./helpers.js";
 
-let db: TestDb;
-beforeAll(async () => {
-  db = await TestDb.open();
-});
-afterAll(async () => {
-  await db.close();
-});
+const db = TestDb.forFile();
 
 describe("a lease claim returns each column once", () => {
   it.each(["json", "jsonb"])("returns a %s payload only as text and no lockedUntil", (payloadType) => {
@@ -66,32 +60,19 @@ describe("a lease claim returns each column once", () => {
 
 /** A `pg.Pool` whose clients count the advisory lock-and-take statements running at once. */
 function countingPool(pool: pg.Pool, counts: { running: number; most: number; total: number }): PoolLike {
-  return {
-    query: (config: QueryConfigLike) => pool.query(config as pg.QueryConfig),
-    end: () => pool.end(),
-    async connect(): Promise<PoolClientLike> {
-      const client = await pool.connect();
-      const query = client.query.bind(client) as (config: QueryConfigLike) => Promise<QueryResultLike>;
-      return new Proxy(client, {
-        get(target, property, receiver) {
-          if (property !== "query") return Reflect.get(target, property, receiver);
-          return async (config: QueryConfigLike) => {
-            const counted = config.text.includes("pg_try_advisory_lock");
-            if (counted) {
-              counts.running += 1;
-              counts.total += 1;
-              counts.most = Math.max(counts.most, counts.running);
-            }
-            try {
-              return await query(config);
-            } finally {
-              if (counted) counts.running -= 1;
-            }
-          };
-        },
-      }) as unknown as PoolClientLike;
-    },
-  };
+  return interceptedPool(pool, async (config, run) => {
+    const counted = config.text.includes("pg_try_advisory_lock");
+    if (counted) {
+      counts.running += 1;
+      counts.total += 1;
+      counts.most = Math.max(counts.most, counts.running);
+    }
+    try {
+      return await run(config);
+    } finally {
+      if (counted) counts.running -= 1;
+    }
+  });
 }
 
 describe("an advisory claim tries its keys side by side", () => {

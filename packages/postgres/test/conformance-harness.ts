@@ -159,6 +159,16 @@ export function postgresHarness(options: PostgresHarnessOptions): ConformanceHar
       );
       return result.rows[0]?.held === true;
     },
+    // A CHECK constraint refuses every processedAt value (the suite's tables name the column processed_at).
+    async refuseProcessedAt(table: TableDefinition) {
+      const constraint = quoteIdent(`${table.name}_refuse_processed`);
+      await admin.query(
+        `ALTER TABLE ${tableRef(table)} ADD CONSTRAINT ${constraint} CHECK (${quoteIdent("processed_at")} IS NULL)`,
+      );
+      return async () => {
+        await admin.query(`ALTER TABLE ${tableRef(table)} DROP CONSTRAINT ${constraint}`);
+      };
+    },
     olderServer: {
       version: "PostgreSQL 10.23",
       createDriver: () => make({ url, max: 4, assumeServerVersion: "10.23" }),

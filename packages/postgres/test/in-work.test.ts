@@ -7,17 +7,11 @@ import {
   type TableDefinition,
 } from "@rowclaim/core";
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PostgresAdvisoryToken, PostgresDriver } from "../src/index.js";
-import { deferred, describeTable, TestDb, uniqueName, waitFor } from "./helpers.js";
+import { deferred, describeTable, publishRows, TestDb, uniqueName, waitFor } from "./helpers.js";
 
-let db: TestDb;
-beforeAll(async () => {
-  db = await TestDb.open();
-});
-afterAll(async () => {
-  await db.close();
-});
+const db = TestDb.forFile();
 
 /** The sessions of one application_name, as pg_stat_activity shows them. */
 async function sessions(app: string): Promise<{ pid: number; state: string; query: string }[]> {
@@ -39,17 +33,6 @@ async function advisoryLocksOf(app: string): Promise<number> {
     [app],
   );
   return Number(row?.n);
-}
-
-async function publishRows(driver: PostgresDriver, table: TableDefinition, count: number): Promise<void> {
-  const broker = createBroker({ driver, logger: silentLogger });
-  await broker.publishMany(
-    table,
-    Array.from({ length: count }, (_, n) => ({
-      payload: n,
-      ...(table.form === "advisory" ? { values: { account: `acc${n}` } } : {}),
-    })),
-  );
 }
 
 /**

@@ -1,10 +1,18 @@
 /**
  * The advisory lock form on SQLite, with keys kept in the process per database file (see
- * `keys.ts`). A claim, in one transaction of the table's mode, selects for each rendered key
- * not held in the process its first claimable row (keys rendered in SQL: literals as
- * parameters, columns cast to text, NULL as the empty string), holds each key, and takes the row
- * while it is still claimable (`attempt = attempt + 1`, read back); a take that finds nothing
+ * `keys.ts`). A claim, in one transaction of the table's mode (a claim of one row in the
+ * default IMMEDIATE mode: its statements alone, the take being the one write), selects for each
+ * rendered key not held in the process its first claimable row (keys rendered in SQL: literals
+ * as parameters, columns cast to text, NULL as the empty string), holds each key, and takes the
+ * row while it is still claimable (`attempt = attempt + 1`, read back); a take that finds nothing
  * drops its key. A settlement runs by id and then drops the key; a release drops the key.
+ *
+ * Settling and unlocking are one step: the settlement statement commits on its own (autocommit)
+ * inside one synchronous call, and the key is dropped right after it returns, before any other
+ * code of the process runs. The key lives in this process only (no other process may run
+ * advisory subscriptions on the file, see below), so no claim can see the key free before the
+ * settlement is committed, and a claim that runs after finds the row settled (deleted or marked
+ * processed): there is no unlock round trip to merge and no window to close.
  *
  * Keys are kept in the process, so one process at a time may run advisory lock subscriptions
  * on a database file: the first takes ownership of the file's advisory form (`advisory-owner.ts`,
@@ -113,24 +121,30 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
         const keys = heldKeys(db);
         const taken: Claimed<HeldKey>[] = [];
         const holding: HeldKey[] = [];
-        try {
-          return inTransaction(db, mode, () => {
-            const candidates = this.#candidateRows(keys, group, now, limit);
-            for (const candidate of candidates) {
-              if (taken.length >= limit) break;
-              const key = String(candidate.rkey ?? "");
-              if (keys.has(key)) continue;
-              const token = new HeldKey(keys, key);
-              holding.push(token);
-              const row = this.#take.get({ id: candidate.rid, group, now });
-              if (row === undefined) {
-                token.drop();
-                continue;
-              }
-              taken.push({ row: toClaimedRow(this.#table, row, this.#takeCounts), token });
+        const claimRows = (): Claimed<HeldKey>[] => {
+          const candidates = this.#candidateRows(keys, group, now, limit);
+          for (const candidate of candidates) {
+            if (taken.length >= limit) break;
+            const key = String(candidate.rkey ?? "");
+            if (keys.has(key)) continue;
+            const token = new HeldKey(keys, key);
+            holding.push(token);
+            const row = this.#take.get({ id: candidate.rid, group, now });
+            if (row === undefined) {
+              token.drop();
+              continue;
             }
-            return taken;
-          });
+            taken.push({ row: toClaimedRow(this.#table, row, this.#takeCounts), token });
+          }
+          return taken;
+        };
+        try {
+          // One row in the default (IMMEDIATE) mode: no BEGIN and COMMIT around the claim. The
+          // take is one UPDATE, which takes the write lock as it starts (the IMMEDIATE
+          // transaction the mode asks for) and checks the row is still claimable, so the
+          // candidate read before it needs no transaction; a take that finds its row gone
+          // changes nothing. Several rows share one transaction: one commit for the batch.
+          return mode === "immediate" && limit === 1 ? claimRows() : inTransaction(db, mode, claimRows);
         } catch (error) {
           for (const token of holding) token.drop();
           throw error;
@@ -186,6 +200,15 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     return statement;
   }
 
+  /**
+   * Settles and unlocks in one step: runs the settlement (its own autocommit transaction; busy
+   * contention retried while the key stays held), then drops the key. The key is dropped only
+   * after the settlement committed (or failed), synchronously after it returns, so a claim of
+   * this process (the only one on the file that uses keys) never finds the key free while the
+   * row still looks unsettled.
+   *
+   * @throws {LeaseLostError} the row was gone or finished; nothing changed (the key is dropped).
+   */
   async settle(token: HeldKey, row: ClaimedRow, settlement: Settlement): Promise<void> {
     const { db, busy } = this.#context;
     let changed: number;

@@ -11,6 +11,7 @@
  * @module
  */
 import {
+  type AckSettlement,
   type Claimed,
   type LeaseClaimer,
   type LeaseClaimRequest,
@@ -38,6 +39,19 @@ export interface ClaimerContext {
   readonly group: string | null;
   readonly mode: TransactionMode;
   readonly busy: BusyRetryPolicy;
+}
+
+/**
+ * Runs a claim statement: `get` where it can take one row (no array for the common claim of a
+ * single row; SQLite makes every change of an `UPDATE … RETURNING` at its first step), else `all`.
+ */
+function claimRows(
+  claim: SqliteStatement,
+  parameters: { readonly limit: number },
+): Record<string, unknown>[] {
+  if (parameters.limit !== 1) return claim.all(parameters) as Record<string, unknown>[];
+  const row = claim.get(parameters) as Record<string, unknown> | undefined;
+  return row === undefined ? [] : [row];
 }
 
 /** The lease form's claimer for one subscription. */
@@ -105,8 +119,8 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
       // transaction the default mode asks for: no BEGIN and COMMIT around it.
       rows = await retryBusy(db, busy, () =>
         mode === "immediate"
-          ? (claim.all(parameters) as Record<string, unknown>[])
-          : inTransaction(db, mode, () => claim.all(parameters) as Record<string, unknown>[]),
+          ? claimRows(claim, parameters)
+          : inTransaction(db, mode, () => claimRows(claim, parameters)),
       );
     } catch (error) {
       throw normalizeError(error, {
@@ -116,7 +130,8 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
       });
     }
     const token: LeaseToken = { form: "lease", expiry: new Date(parameters.expiry) };
-    return sortClaimOrder(this.#table, rows).map((row) => ({
+    if (rows.length > 1) sortClaimOrder(this.#table, rows);
+    return rows.map((row) => ({
       row: toClaimedRow(this.#table, row, true),
       token,
     }));
@@ -171,6 +186,35 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
         `Table "${this.#table.name}" (SQLite, lease form): row ${String(id)} no longer holds this delivery's lease (expiry ${token.expiry.toISOString()}), so its ${settlement.kind} settlement changed nothing. The lease ran out and another claim took the row (or it is gone): make the lease longer than the handler can stall, or keep lease extension on.`,
         { table: this.#table.name },
       );
+    }
+  }
+
+  /**
+   * Coalesced acks: applies `settlement` (delete or markProcessed) to every row of `held` that
+   * still holds its own token (`lockedUntil = token.expiry`, per row), as the rows' single-row
+   * settlement statements inside one `BEGIN IMMEDIATE … COMMIT`: one commit (one disk sync
+   * under `synchronous = FULL`) for the whole call, and each row's own `changes` tells whether it still held its lease.
+   * better-sqlite3 runs the transaction synchronously, so nothing else of the process runs
+   * inside it; another process waits on SQLite's write lock (contention is retried as for
+   * `settle`). Returns, in order, `true` where the row was settled and `false` where it holds
+   * another token or is gone (unchanged).
+   *
+   * @throws the database's error (normalised to a `BrokerError` where its code maps to one); the
+   * transaction rolled back and no row changed.
+   */
+  async settleMany(
+    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
+    settlement: AckSettlement,
+  ): Promise<readonly boolean[]> {
+    if (held.length === 0) return [];
+    const { db, busy } = this.#context;
+    try {
+      return await retryBusy(db, busy, () => this.#settlements.applyAckEach(held, settlement));
+    } catch (error) {
+      throw normalizeError(error, {
+        table: this.#table.name,
+        operation: `the ${settlement.kind} settlement of ${held.length} rows`,
+      });
     }
   }
 

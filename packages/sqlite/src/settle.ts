@@ -5,7 +5,13 @@
  *
  * @module
  */
-import { InvalidArgumentError, type RowId, type Settlement, type TableDefinition } from "@rowclaim/core";
+import {
+  type AckSettlement,
+  InvalidArgumentError,
+  type RowId,
+  type Settlement,
+  type TableDefinition,
+} from "@rowclaim/core";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 import { toEpochMs } from "./rows.js";
 import { checkSchema, type NamedStatement } from "./schema.js";
@@ -98,6 +104,37 @@ export class SettlementStatements {
         return this.#db.inTransaction ? copyAndRemove() : inTransaction(this.#db, "immediate", copyAndRemove);
       }
     }
+  }
+
+  /**
+   * Applies one acknowledging settlement to several rows, each only where it still matches (in
+   * the lease form: holds its own `token`, which may differ from row to row), in one IMMEDIATE
+   * transaction and one commit. Returns, in order, whether each row changed (`false`: the row
+   * holds another token or is gone, and is unchanged). Synchronous: nothing else of the process
+   * runs between the rows. When a statement (or the commit) fails, the transaction rolls back,
+   * so no row changed, and the error is thrown.
+   */
+  applyAckEach(
+    held: readonly { readonly id: RowId; readonly token: { readonly expiry: Date } | undefined }[],
+    settlement: AckSettlement,
+  ): boolean[] {
+    const statement =
+      settlement.kind === "delete"
+        ? this.#delete
+        : this.#required(this.#markProcessed, "markProcessed", "processedAt");
+    // One parameter object for every row (better-sqlite3 reads it at each run): no allocation a row.
+    const parameters: { id: RowId | null; token: number | null; at: number | null } = {
+      id: null,
+      token: null,
+      at: settlement.kind === "markProcessed" ? toEpochMs(settlement.at) : null,
+    };
+    return inTransaction(this.#db, "immediate", () =>
+      held.map(({ id, token }) => {
+        parameters.id = id;
+        parameters.token = token === undefined ? null : toEpochMs(token.expiry);
+        return statement.run(parameters).changes > 0;
+      }),
+    );
   }
 
   #required(statement: SqliteStatement | null, kind: string, role: string): SqliteStatement {

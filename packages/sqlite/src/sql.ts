@@ -243,6 +243,18 @@ export function publishSql(c: QuotedColumns, columns: readonly string[], rows: n
   return `INSERT INTO ${c.table} (${columns.join(", ")}) VALUES ${Array.from({ length: rows }, () => tuple).join(", ")} RETURNING ${c.id}`;
 }
 
+/** Puts a database file the driver opens in WAL mode (readers never wait for the writer). */
+export const walJournalPragma = "journal_mode = WAL";
+
+/**
+ * The `synchronous` level a driver sets on a file it opens when the user names one, by name (see
+ * `SqliteFileOptions.synchronous`); a fixed text, never a user's value.
+ */
+export const synchronousPragma: Readonly<Record<"full" | "normal", string>> = Object.freeze({
+  full: "synchronous = FULL",
+  normal: "synchronous = NORMAL",
+});
+
 /** Reads a table's column names: `pragma_table_info` with the table and schema as parameters. */
 export const tableColumnsSql = "SELECT name FROM pragma_table_info(@table, @schema)";
 

@@ -27,6 +27,7 @@ import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { TablePublisher } from "./publish.js";
 import { schemaSql } from "./schema.js";
+import { synchronousPragma, walJournalPragma } from "./sql.js";
 
 /** Options every SQLite driver takes. */
 export interface SqliteDriverCommonOptions {
@@ -47,6 +48,26 @@ export interface SqliteFileOptions extends SqliteDriverCommonOptions {
    * and longer contention is retried asynchronously (`busyRetry`). Default 200.
    */
   readonly busyTimeout?: number;
+  /**
+   * How durable each commit is (`PRAGMA synchronous`; the file is always in WAL mode), set
+   * every time the driver opens the file:
+   *
+   * - `"full"` (default): every commit (a claim, a settlement, a publish) is synced to disk before
+   *   it returns. A committed publish or ack survives a power loss or an operating-system crash:
+   *   a row is never lost. Each commit waits for the disk's sync (on a busy virtual disk we
+   *   measured 5 to 20 times fewer jobs a second than with `"normal"`); coalesced acks share one.
+   * - `"normal"`: commits are synced at WAL checkpoints only, so each commit is cheaper. A crash
+   *   of the process loses nothing; a power loss or an operating-system crash can roll back the
+   *   last commits (never corrupting the file): a publish that had returned can vanish, and an
+   *   ack can be undone (the row is delivered again). plainjob and many SQLite applications
+   *   choose it.
+   *
+   * The driver sets the level itself because better-sqlite3's own default depends on the file
+   * (`FULL` for a file not yet in WAL mode, `NORMAL` for one already in it), which would make a
+   * queue's durability change between its first start and the next. A `Database` you pass in is
+   * left as you set it.
+   */
+  readonly synchronous?: "full" | "normal";
 }
 
 /** A driver on a better-sqlite3 `Database` the user owns: the driver never closes it nor changes its settings. */
@@ -111,9 +132,16 @@ export class SqliteDriver implements Driver {
           `createSqliteDriver({ busyTimeout }): ${String(timeout)} is not a whole number of milliseconds.`,
         );
       }
+      const synchronous = options.synchronous;
+      if (synchronous !== undefined && synchronous !== "full" && synchronous !== "normal") {
+        throw new InvalidArgumentError(
+          `createSqliteDriver({ synchronous }): ${JSON.stringify(synchronous)} is not "full" or "normal".`,
+        );
+      }
       const db = new Database(options.filename, { timeout });
       try {
-        db.pragma("journal_mode = WAL");
+        db.pragma(walJournalPragma);
+        db.pragma(synchronousPragma[synchronous ?? "full"]);
       } catch (error) {
         db.close();
         throw error;
@@ -225,9 +253,9 @@ function isDatabase(value: unknown): value is SqliteDatabase {
 }
 
 /**
- * Creates the SQLite driver. With `filename` it opens the file itself (WAL journal mode, a short
- * busy timeout) and closes it on `close()`; with `database` it runs on the user's
- * better-sqlite3 `Database` and never closes it.
+ * Creates the SQLite driver. With `filename` it opens the file itself (WAL journal mode, the
+ * `synchronous` level the options name, a short busy timeout) and closes it on `close()`; with
+ * `database` it runs on the user's better-sqlite3 `Database` and never closes it.
  *
  * @example
  * const driver = createSqliteDriver({ filename: "queue.db" });

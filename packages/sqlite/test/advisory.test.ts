@@ -7,40 +7,19 @@ import {
   silentLogger,
   type TableDefinition,
 } from "@rowclaim/core";
-import type Database from "better-sqlite3";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createSqliteDriver, type SqliteDriver } from "../src/index.js";
-import {
-  claimColumns,
-  openConnection,
-  publishRow,
-  tempDatabaseFile,
-  uniqueName,
-  waitFor,
-} from "./support.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { createSqliteDriver } from "../src/index.js";
+import { claimColumns, publishRow, uniqueName, useSqliteFile, waitFor } from "./support.js";
 
-const temp = tempDatabaseFile();
-let db: Database.Database;
+// The file's hooks close the drivers after each test: registered first, they run after this
+// file's own `afterEach`, which closes the brokers.
+const sqlite = useSqliteFile();
+const { driver } = sqlite;
 const brokers: Broker[] = [];
-const drivers: SqliteDriver[] = [];
 
-beforeAll(() => {
-  db = openConnection(temp.file);
-});
 afterEach(async () => {
   await Promise.all(brokers.splice(0).map((broker) => broker.close({ timeout: 2000 })));
-  await Promise.all(drivers.splice(0).map((driver) => driver.close()));
 });
-afterAll(() => {
-  db.close();
-  temp.remove();
-});
-
-function driver(): SqliteDriver {
-  const made = createSqliteDriver({ filename: temp.file });
-  drivers.push(made);
-  return made;
-}
 
 function broker(): Broker {
   const made = createBroker({ driver: driver(), logger: silentLogger });
@@ -56,12 +35,12 @@ function table(key = "{account}"): TableDefinition {
     extraColumns: ["account"],
     advisoryLock: `${name}-${key}`,
   });
-  db.exec(driver().schemaSql(defined));
+  sqlite.db.exec(driver().schemaSql(defined));
   return defined;
 }
 
 function rows(t: TableDefinition): Record<string, unknown>[] {
-  return db.prepare(`SELECT * FROM "${t.name}" ORDER BY id`).all() as Record<string, unknown>[];
+  return sqlite.db.prepare(`SELECT * FROM "${t.name}" ORDER BY id`).all() as Record<string, unknown>[];
 }
 
 describe("advisory keys", () => {
@@ -163,7 +142,7 @@ describe("advisory keys", () => {
     });
     const memory = createSqliteDriver({ filename: ":memory:" });
     const other = createSqliteDriver({ filename: ":memory:" });
-    drivers.push(memory, other);
+    sqlite.closeAfterTest(memory, other);
     for (const d of [memory, other]) {
       d.database.exec(d.schemaSql(t));
       await d.publish(t, [publishRow("1")], {});

@@ -13,28 +13,19 @@ import {
   type TableDefinition,
   type TableDescription,
 } from "@rowclaim/core";
-import type Database from "better-sqlite3";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createSqliteDriver, type SqliteDriver } from "../src/index.js";
-import { leaseTable, openConnection, publishRow, tempDatabaseFile, uniqueName, waitFor } from "./support.js";
+import { leaseTable, openConnection, publishRow, uniqueName, useSqliteFile, waitFor } from "./support.js";
 
-const temp = tempDatabaseFile();
-let db: Database.Database;
+const sqlite = useSqliteFile();
 const brokers: Broker[] = [];
 
-beforeAll(() => {
-  db = openConnection(temp.file);
-});
 afterEach(async () => {
   await Promise.all(brokers.splice(0).map((broker) => broker.close({ timeout: 2000 })));
 });
-afterAll(() => {
-  db.close();
-  temp.remove();
-});
 
 function driver(): SqliteDriver {
-  return createSqliteDriver({ filename: temp.file });
+  return createSqliteDriver({ filename: sqlite.file });
 }
 
 function broker(): Broker {
@@ -45,12 +36,12 @@ function broker(): Broker {
 
 function table(extra: Partial<TableDescription> = {}, prefix = "lease"): TableDefinition {
   const defined = defineTable(leaseTable(uniqueName(prefix), extra));
-  db.exec(driver().schemaSql(defined));
+  sqlite.db.exec(driver().schemaSql(defined));
   return defined;
 }
 
 function rows(t: TableDefinition): Record<string, unknown>[] {
-  return db.prepare(`SELECT * FROM "${t.name}" ORDER BY id`).all() as Record<string, unknown>[];
+  return sqlite.db.prepare(`SELECT * FROM "${t.name}" ORDER BY id`).all() as Record<string, unknown>[];
 }
 
 describe("lease claims", () => {
@@ -254,7 +245,7 @@ describe("lease settlements", () => {
     );
     await waitFor(() => attempts === 1);
     // Another claim's token in the row, written from a second connection.
-    db.prepare(`UPDATE "${t.name}" SET locked_until = locked_until + 60000`).run();
+    sqlite.db.prepare(`UPDATE "${t.name}" SET locked_until = locked_until + 60000`).run();
     await waitFor(() => reason !== undefined, 20_000, "the lease to be lost");
     expect(BrokerError.is(reason, "LEASE_LOST")).toBe(true);
   });
@@ -361,10 +352,9 @@ describe("publish", () => {
     );
     const ids = await d.publish(t, many, {});
     expect(ids).toHaveLength(7000);
-    const stored = db.prepare(`SELECT id, payload, priority, account FROM "${t.name}"`).all() as Record<
-      string,
-      unknown
-    >[];
+    const stored = sqlite.db
+      .prepare(`SELECT id, payload, priority, account FROM "${t.name}"`)
+      .all() as Record<string, unknown>[];
     const byId = new Map(stored.map((row) => [row.id, row]));
     ids.forEach((id, i) => {
       const row = byId.get(id);
@@ -379,7 +369,7 @@ describe("publish", () => {
     const t = table();
     const b = broker();
     expect(b.driver.capabilities.transactionalPublish).toBe(true);
-    const client = openConnection(temp.file);
+    const client = openConnection(sqlite.file);
     client.exec("BEGIN IMMEDIATE");
     await b.publish(t, "rolled back", { client });
     client.exec("ROLLBACK");
@@ -394,12 +384,12 @@ describe("publish", () => {
 
 describe("database ownership", () => {
   it("a driver on the user's Database never closes it; a driver on a filename closes its own", async () => {
-    const own = openConnection(temp.file);
+    const own = openConnection(sqlite.file);
     const onUser = createSqliteDriver({ database: own });
     await onUser.close();
     expect(own.open).toBe(true);
     own.close();
-    const onFile = createSqliteDriver({ filename: temp.file });
+    const onFile = createSqliteDriver({ filename: sqlite.file });
     expect(onFile.database.pragma("journal_mode", { simple: true })).toBe("wal");
     await onFile.close();
     expect(onFile.database.open).toBe(false);
@@ -410,7 +400,7 @@ describe("database ownership", () => {
   });
 
   it("runs claims on the user's Database and waits for the user's own transaction to end", async () => {
-    const own = openConnection(temp.file);
+    const own = openConnection(sqlite.file);
     const t = table();
     const b = createBroker({ driver: createSqliteDriver({ database: own }), logger: silentLogger });
     brokers.push(b);

@@ -7,6 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PublishRow, TableDescription } from "@rowclaim/core";
 import Database from "better-sqlite3";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { createSqliteDriver, type SqliteDriver } from "../src/index.js";
 
 /** A temp directory with a database file path in it, removed by `remove()`. */
 export function tempDatabaseFile(prefix = "rowclaim-sqlite-"): { file: string; remove(): void } {
@@ -24,6 +26,55 @@ export function openConnection(file: string): Database.Database {
   const db = new Database(file, { timeout: 5000 });
   db.pragma("journal_mode = WAL");
   return db;
+}
+
+/** What {@link useSqliteFile} sets up for a test file. */
+export interface SqliteFile {
+  /** The database file, in a temp directory of the file's own. */
+  readonly file: string;
+  /** The test's own connection to the file; readable inside a test or a later hook. */
+  readonly db: Database.Database;
+  /** A new driver on the file, closed after the current test. */
+  readonly driver: () => SqliteDriver;
+  /** Closes `drivers` made otherwise (on another file, in memory) after the current test too. */
+  readonly closeAfterTest: (...drivers: SqliteDriver[]) => void;
+}
+
+/**
+ * Registers the hooks of a test file on a database file of its own: a temp file and the test's
+ * own connection to it (opened in `beforeAll`), the drivers {@link SqliteFile.driver} made closed
+ * after each test, and the connection closed and the file removed after the last test.
+ */
+export function useSqliteFile(): SqliteFile {
+  const temp = tempDatabaseFile();
+  let db: Database.Database | undefined;
+  const drivers: SqliteDriver[] = [];
+  beforeAll(() => {
+    db = openConnection(temp.file);
+  });
+  afterEach(async () => {
+    await Promise.all(drivers.splice(0).map((driver) => driver.close()));
+  });
+  afterAll(() => {
+    db?.close();
+    temp.remove();
+  });
+  return {
+    file: temp.file,
+    get db() {
+      if (db === undefined)
+        throw new Error("useSqliteFile: read the connection inside a test or a later hook.");
+      return db;
+    },
+    driver: () => {
+      const made = createSqliteDriver({ filename: temp.file });
+      drivers.push(made);
+      return made;
+    },
+    closeAfterTest: (...made) => {
+      drivers.push(...made);
+    },
+  };
 }
 
 /**

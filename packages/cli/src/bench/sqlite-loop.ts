@@ -1,7 +1,7 @@
 /**
  * The hand-written loop on SQLite (`better-sqlite3`): every statement `rowclaim bench` compares a
  * form with, written as a user would write it without rowclaim, one row a claim, on a connection
- * of the loop's own (WAL mode, as the driver opens a file; better-sqlite3 runs each statement to
+ * of the loop's own (WAL mode and `synchronous = FULL`, as the driver opens a file; better-sqlite3 runs each statement to
  * the end, so the loops take turns on it). Every identifier is quoted; values travel as parameters.
  *
  * - lease: `UPDATE … SET locked_until, attempt + 1 WHERE id IN (SELECT … LIMIT 1) RETURNING`, the
@@ -72,6 +72,9 @@ export async function openSqliteLoop(filename: string, options: LoopOptions): Pr
   const { table, form } = options;
   const db = new Database(filename, { timeout: 5000 });
   db.pragma("journal_mode = WAL");
+  // As durable as the driver's commits (its default, `synchronous: "full"`): the same statements
+  // at the same cost of a commit.
+  db.pragma("synchronous = FULL");
   const sql = statements(table);
   const { id: idColumn, payload } = table.columns;
   // Prepared at the first drain: the bench creates the table after it opens the loop.

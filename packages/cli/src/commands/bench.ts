@@ -12,7 +12,7 @@ import {
   type SubscribeOptions,
   type TableDefinition,
 } from "@rowclaim/core";
-import { dropTableSql } from "../admin-sql.js";
+import { analyzeTableSql, dropTableSql } from "../admin-sql.js";
 import { booleanFlag, integerFlag, listFlag, stringFlag } from "../args.js";
 import { type HandWrittenLoop, openHandWrittenLoop } from "../bench/loop.js";
 import { type Contender, contenderOrder, formatRatio, median, perSecond } from "../bench/rounds.js";
@@ -59,8 +59,9 @@ export const benchCommand: Command = {
       "drain N no-op jobs per claim form with rowclaim and with a hand-written loop, print jobs/s and the ratio",
     details: [
       "For each form (every form the driver offers unless --form names some) and each --workers",
-      "count: publishes N jobs into <prefix>_<form>, drains them with rowclaim's defaults (a",
-      "subscription with that many workers and no other option, unless --batch is given), then",
+      "count: publishes N jobs into <prefix>_<form> (then ANALYZE, so the table has statistics as",
+      "one in service has), drains them with rowclaim's defaults (a subscription with that many",
+      "workers and no other option, unless --batch or --prefetch is given), then",
       "does the same with a hand-written loop of the same claim and settlement statements (one",
       "loop per worker, each on its own connection). Rounds interleave every measurement and the",
       "two take turns going first; the figures are the medians. The tables are dropped afterwards.",
@@ -87,7 +88,15 @@ export const benchCommand: Command = {
         value: "N",
         max: 1000,
         defaultText: "the library's default",
-        description: "Rows one rowclaim claim takes at most (at most the workers).",
+        description: "Rows one rowclaim claim takes at most (at most the workers plus --prefetch).",
+      },
+      prefetch: {
+        type: "integer",
+        value: "N",
+        max: 10_000,
+        defaultText: "0, the library's default",
+        description:
+          "The throughput option: rows rowclaim holds claimed ahead of its workers (lease and row lock forms; the advisory form is left out).",
       },
       form: {
         type: "string",
@@ -128,13 +137,14 @@ export const benchCommand: Command = {
     const given = flags.values.workers as readonly number[] | undefined;
     const workerCounts = [...new Set(given === undefined || given.length === 0 ? [1, 8] : given)];
     const batch = typeof flags.values.batch === "number" ? flags.values.batch : undefined;
+    const prefetch = typeof flags.values.prefetch === "number" ? flags.values.prefetch : undefined;
     const rounds = integerFlag(flags, "rounds", 3);
     const timeoutMs = integerFlag(flags, "timeout", 300) * 1000;
     const prefix = stringFlag(flags, "prefix", "rowclaim_bench");
     checkPrefix(prefix, "bench");
-    if (batch !== undefined && workerCounts.some((workers) => workers < batch)) {
+    if (batch !== undefined && workerCounts.some((workers) => workers + (prefetch ?? 0) < batch)) {
       io.stderr.write(
-        `rowclaim bench: --batch ${batch} is larger than --workers ${Math.min(...workerCounts)}.\n`,
+        `rowclaim bench: --batch ${batch} is larger than --workers ${Math.min(...workerCounts)}${prefetch === undefined ? "" : ` plus --prefetch ${prefetch}`}.\n`,
       );
       return EXIT_FAILED;
     }
@@ -151,10 +161,18 @@ export const benchCommand: Command = {
         await session.driver.close();
         return EXIT_FAILED;
       }
-      const forms =
+      if (prefetch !== undefined && prefetch > 0 && asked.includes("advisory")) {
+        io.stderr.write(
+          "rowclaim bench: --prefetch holds rows ahead of the workers, which the advisory form refuses (each row it holds holds a connection).\n",
+        );
+        await session.driver.close();
+        return EXIT_FAILED;
+      }
+      const forms = (
         asked.length > 0
           ? formNames.filter((form) => asked.includes(form))
-          : formNames.filter((form) => offered.includes(form));
+          : formNames.filter((form) => offered.includes(form))
+      ).filter((form) => prefetch === undefined || prefetch === 0 || form !== "advisory");
       return await runBench(
         session,
         {
@@ -162,6 +180,7 @@ export const benchCommand: Command = {
           jobs,
           workerCounts,
           batch,
+          prefetch,
           rounds,
           timeoutMs,
           prefix,
@@ -180,6 +199,7 @@ interface BenchSettings {
   readonly jobs: number;
   readonly workerCounts: readonly number[];
   readonly batch: number | undefined;
+  readonly prefetch: number | undefined;
   readonly rounds: number;
   readonly timeoutMs: number;
   readonly prefix: string;
@@ -195,10 +215,13 @@ interface Cell {
 }
 
 /** The options `rowclaim bench` gives `subscribe`, as the text line says them. */
-export function describeOptions(batch: number | undefined): string {
-  return batch === undefined
-    ? "subscribe(table, handler, { workers }): every other option at the library's default (batch as printed per line)"
-    : `subscribe(table, handler, { workers, batch: ${batch} }): every other option at the library's default`;
+export function describeOptions(batch: number | undefined, prefetch?: number): string {
+  const given = [
+    "workers",
+    ...(batch === undefined ? [] : [`batch: ${batch}`]),
+    ...(prefetch === undefined ? [] : [`prefetch: ${prefetch}`]),
+  ].join(", ");
+  return `subscribe(table, handler, { ${given} }): every other option at the library's default${batch === undefined ? " (batch as printed per line)" : ""}`;
 }
 
 async function runBench(session: DatabaseSession, settings: BenchSettings, io: CommandIO): Promise<number> {
@@ -206,7 +229,7 @@ async function runBench(session: DatabaseSession, settings: BenchSettings, io: C
   const broker = createBroker({ driver: session.driver, logger: messages.logger });
   io.stderr.write(
     `rowclaim bench on ${describeTarget(session.target)}: ${settings.jobs} jobs per drain, workers ${settings.workerCounts.join(" and ")}, ${settings.rounds} interleaved rounds, medians.\n` +
-      `rowclaim: ${describeOptions(settings.batch)}. Loop: the same statements, one row a claim, one connection per worker.\n`,
+      `rowclaim: ${describeOptions(settings.batch, settings.prefetch)}. Loop: the same statements, one row a claim, one connection per worker.\n`,
   );
   const cells: Cell[] = [];
   for (const form of settings.forms) {
@@ -245,6 +268,8 @@ async function runBench(session: DatabaseSession, settings: BenchSettings, io: C
             payload: { n },
             ...accountValues(form, `acct-${n % 1000}`),
           }));
+          // Both contenders meet the table as one in service is: with planner statistics.
+          await session.admin.execute(analyzeTableSql(session.target.dialect, table.name));
           const label = `${form} ×${workers} ${contender} (round ${round + 1}/${settings.rounds})`;
           let drained: number;
           let ms: number;
@@ -253,6 +278,7 @@ async function runBench(session: DatabaseSession, settings: BenchSettings, io: C
             const options: SubscribeOptions = {
               workers,
               ...(settings.batch === undefined ? {} : { batch: settings.batch }),
+              ...(settings.prefetch === undefined ? {} : { prefetch: settings.prefetch }),
             };
             const subscription = await broker.subscribe(table, () => undefined, options);
             cell.batch = subscription.batch;
@@ -314,7 +340,10 @@ async function runBench(session: DatabaseSession, settings: BenchSettings, io: C
           database: session.target.dialect,
           jobs: settings.jobs,
           rounds: settings.rounds,
-          options: settings.batch === undefined ? { batch: "default" } : { batch: settings.batch },
+          options: {
+            batch: settings.batch ?? "default",
+            ...(settings.prefetch === undefined ? {} : { prefetch: settings.prefetch }),
+          },
           results,
         },
         null,

@@ -1,0 +1,164 @@
+/**
+ * Round trips per job: on the driver's own (pipelined) pool a row lock claim sends BEGIN and its
+ * SELECT together, without waiting for BEGIN's answer; an advisory claim in a process alone on
+ * its keys never reads the lock table.
+ */
+import {
+  type AdvisoryClaimer,
+  BrokerError,
+  createBroker,
+  type RowLockClaimer,
+  silentLogger,
+} from "@rowclaim/core";
+import type pg from "pg";
+import { describe, expect, it } from "vitest";
+import { quoteIdent } from "../src/index.js";
+import type { PostgresRowLockClaimer } from "../src/row-lock.js";
+import { claimBatch, describeTable, openClaimer, TestDb, uniqueName } from "./helpers.js";
+
+const db = TestDb.forFile();
+
+/** Records, in order, when each statement is sent and when its answer comes, on every client of `pool`. */
+function recordStatements(pool: pg.Pool, events: string[]): void {
+  pool.on("connect", (client) => {
+    const query = client.query.bind(client) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+    (client as { query: unknown }).query = (config: pg.QueryConfig) => {
+      const label = config.text.split(" ")[0] ?? "";
+      events.push(`sent ${label}`);
+      return query(config).finally(() => events.push(`done ${label}`));
+    };
+  });
+}
+
+describe("a row lock claim on the driver's own pool", () => {
+  it("sends BEGIN and the claim's SELECT together, one round trip", async () => {
+    const table = await db.create(describeTable("rowLock", uniqueName("rc_trips")));
+    const driver = db.driver();
+    const events: string[] = [];
+    recordStatements(driver.pool as pg.Pool, events);
+    await createBroker({ driver, logger: silentLogger }).publish(table, 1);
+    const claimer = await openClaimer<RowLockClaimer>(driver, table);
+    events.length = 0;
+    const batch = await claimBatch(claimer, 1);
+    expect(events).toEqual(["sent BEGIN", "sent SELECT", "done BEGIN", "done SELECT"]);
+    const [row] = batch.rows;
+    if (row === undefined) throw new Error("no row in the batch");
+    await claimer.settle(batch.token, row, { kind: "delete" });
+    await claimer.commit(batch.token);
+    expect(await db.rows(table)).toHaveLength(0);
+    await claimer.close();
+    await driver.close();
+  });
+});
+
+describe("a row lock batch's acks and its commit", () => {
+  it("go together, one round trip, and commit", async () => {
+    const table = await db.create(describeTable("rowLock", uniqueName("rc_trips")));
+    const driver = db.driver();
+    const events: string[] = [];
+    recordStatements(driver.pool as pg.Pool, events);
+    await createBroker({ driver, logger: silentLogger }).publishMany(
+      table,
+      [1, 2, 3].map((payload) => ({ payload })),
+    );
+    const claimer = await openClaimer<PostgresRowLockClaimer>(driver, table);
+    const batch = await claimBatch(claimer, 2);
+    events.length = 0;
+    await claimer.settleAndCommit(batch.token, batch.rows, { kind: "delete" });
+    expect(events).toEqual(["sent DELETE", "sent COMMIT", "done DELETE", "done COMMIT"]);
+    expect(batch.token.connection.released).toBe(true);
+    expect((await db.rows(table)).map((row) => row.payload)).toEqual([3]);
+    await claimer.close();
+    await driver.close();
+  });
+
+  it("commit nothing when the ack statement fails, which rejects with its code", async () => {
+    const table = await db.create(describeTable("rowLock", uniqueName("rc_trips")));
+    const guard = uniqueName("rc_trips_ref");
+    const driver = db.driver();
+    await createBroker({ driver, logger: silentLogger }).publishMany(
+      table,
+      [1, 2].map((payload) => ({ payload })),
+    );
+    const claimer = await openClaimer<PostgresRowLockClaimer>(driver, table);
+    // The second row is referenced from another table (before the claim locks it): deleting it
+    // breaks the foreign key.
+    await db.query(
+      `CREATE TABLE ${quoteIdent(guard)} (ref bigint REFERENCES ${quoteIdent(table.name)} (id) ON DELETE RESTRICT)`,
+    );
+    try {
+      await db.query(`INSERT INTO ${quoteIdent(guard)} SELECT max(id) FROM ${quoteIdent(table.name)}`);
+      const batch = await claimBatch(claimer, 2);
+      const code = await claimer.settleAndCommit(batch.token, batch.rows, { kind: "delete" }).then(
+        () => "resolved",
+        (error: unknown) => (BrokerError.is(error) ? error.code : `raw ${String(error)}`),
+      );
+      expect(code).toBe("CONSTRAINT");
+      expect(batch.token.connection.released).toBe(true);
+      await claimer.rollback(batch.token);
+      expect((await db.rows(table)).map((row) => row.payload)).toEqual([1, 2]);
+      // The connection went back clean: the next claim takes both rows again.
+      const again = await claimer.claim({ limit: 2, now: new Date() });
+      expect(again?.rows).toHaveLength(2);
+      if (again !== null) await claimer.rollback(again.token);
+    } finally {
+      await db.query(`DROP TABLE IF EXISTS ${quoteIdent(guard)}`);
+    }
+    await claimer.close();
+    await driver.close();
+  });
+});
+
+describe("an advisory claim", () => {
+  it("reads no lock table while no other session holds the keys it meets, and passes over its own keys", async () => {
+    const table = await db.create(describeTable("advisory", uniqueName("rc_trips")));
+    const driver = db.driver();
+    const texts: string[] = [];
+    (driver.pool as pg.Pool).on("connect", (client) => {
+      const query = client.query.bind(client) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+      (client as { query: unknown }).query = (config: pg.QueryConfig) => {
+        texts.push(config.text);
+        return query(config);
+      };
+    });
+    await createBroker({ driver, logger: silentLogger }).publishMany(
+      table,
+      [0, 1, 2, 3].map((n) => ({ payload: n, values: { account: n < 2 ? "a" : `b${n}` } })),
+    );
+    const claimer = await openClaimer<AdvisoryClaimer>(driver, table);
+    texts.length = 0;
+    const first = await claimer.claim({ limit: 1, now: new Date() });
+    const second = await claimer.claim({ limit: 1, now: new Date() });
+    // The second claim passes over key "a", which the first one holds, without trying it.
+    expect([...first, ...second].map((claimed) => claimed.row.payload)).toEqual([0, 2]);
+    expect(texts.filter((text) => text.includes("pg_locks"))).toEqual([]);
+    expect(texts.filter((text) => text.includes("pg_try_advisory_lock"))).toHaveLength(2);
+    for (const { token, row } of [...first, ...second]) await claimer.settle(token, row, { kind: "delete" });
+    expect((await db.rows(table)).map((row) => row.payload)).toEqual([1, 3]);
+    await claimer.close();
+    await driver.close();
+  });
+
+  it("reads the lock table when a key another session holds stands in its way, and still takes the rows behind it", async () => {
+    const table = await db.create(describeTable("advisory", uniqueName("rc_trips")));
+    const driver = db.driver();
+    const other = db.driver();
+    await createBroker({ driver, logger: silentLogger }).publishMany(
+      table,
+      [0, 1, 2].map((n) => ({ payload: n, values: { account: n < 2 ? "busy" : "free" } })),
+    );
+    const mine = await openClaimer<AdvisoryClaimer>(driver, table);
+    const theirs = await openClaimer<AdvisoryClaimer>(other, table);
+    const [held] = await theirs.claim({ limit: 1, now: new Date() });
+    expect(held?.row.payload).toBe(0);
+    const taken = await mine.claim({ limit: 1, now: new Date() });
+    expect(taken.map((claimed) => claimed.row.payload)).toEqual([2]);
+    for (const { token, row } of taken) await mine.settle(token, row, { kind: "delete" });
+    if (held !== undefined) await theirs.settle(held.token, held.row, { kind: "delete" });
+    expect((await db.rows(table)).map((row) => row.payload)).toEqual([1]);
+    await mine.close();
+    await theirs.close();
+    await driver.close();
+    await other.close();
+  });
+});
