@@ -16,7 +16,7 @@ import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { Logger } from "./logger.js";
 import type { ClaimedRow } from "./rows.js";
-import { isAckSettlement, type Settlement } from "./settlement.js";
+import { type AckSettlement, isAckSettlement, type Settlement } from "./settlement.js";
 import type { TableDefinition } from "./table.js";
 import type { RowLockToken } from "./tokens.js";
 import { type TransactionWork, watchWork } from "./transactional.js";
@@ -66,7 +66,7 @@ class BatchState {
   /** Rows whose ack waits for the batch's end, to go as one statement (`settleMany`). */
   readonly #acked: ClaimedRow[] = [];
   /** The acks' settlement (one kind per table). */
-  #ack: Settlement | undefined;
+  #ack: AckSettlement | undefined;
   /** Why the coalesced acks failed, if they did: their deliveries fail with it. */
   #ackFailure: unknown;
 
@@ -191,9 +191,13 @@ class BatchState {
   /** Every row settled: sends the waiting acks (one statement), then commits. */
   async #finish(): Promise<void> {
     const acked = this.#acked.splice(0);
-    const settlement = this.#ack;
+    const settlement = acked.length > 0 ? this.#ack : undefined;
+    if (settlement === undefined) {
+      await this.#commit();
+      return;
+    }
     const settleAndCommit = this.#claimer.settleAndCommit;
-    if (acked.length > 0 && settlement !== undefined && isAckSettlement(settlement) && settleAndCommit) {
+    if (settleAndCommit !== undefined) {
       this.#ended = true;
       try {
         await settleAndCommit.call(this.#claimer, this.#token, acked, settlement);
@@ -207,19 +211,17 @@ class BatchState {
       }
       return;
     }
-    if (acked.length > 0 && settlement !== undefined && isAckSettlement(settlement)) {
-      try {
-        if (acked.length === 1) {
-          await this.#claimer.settle(this.#token, acked[0] as ClaimedRow, settlement);
-        } else {
-          const settleMany = this.#claimer.settleMany as NonNullable<RowLockClaimer["settleMany"]>;
-          await settleMany.call(this.#claimer, this.#token, acked, settlement);
-        }
-      } catch (error) {
-        this.#ackFailure = error;
-        await this.#rollback(error instanceof Error ? error : new Error(String(error)));
-        return;
+    try {
+      if (acked.length === 1) {
+        await this.#claimer.settle(this.#token, acked[0] as ClaimedRow, settlement);
+      } else {
+        const settleMany = this.#claimer.settleMany as NonNullable<RowLockClaimer["settleMany"]>;
+        await settleMany.call(this.#claimer, this.#token, acked, settlement);
       }
+    } catch (error) {
+      this.#ackFailure = error;
+      await this.#rollback(error instanceof Error ? error : new Error(String(error)));
+      return;
     }
     await this.#commit();
   }
