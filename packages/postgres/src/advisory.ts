@@ -33,10 +33,11 @@ import {
   ADVISORY_CHANGED_ALIAS,
   ADVISORY_LOCKED_ALIAS,
   ADVISORY_UNLOCKED_ALIAS,
-  ADVISORY_WINDOW_FACTOR,
   type AdvisorySettleAndUnlockStatements,
+  advisoryCandidateCount,
   advisoryKeyValues,
   advisoryUnlock,
+  advisoryWindow,
   type Statement,
 } from "./sql.js";
 import { advisoryTransaction, bodyRunning } from "./transactional.js";
@@ -163,8 +164,8 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
         ...values,
         now: request.now,
         group,
-        window: request.limit * ADVISORY_WINDOW_FACTOR + 100,
-        limit: request.limit * 4 + 8,
+        window: advisoryWindow(request.limit),
+        limit: advisoryCandidateCount(request.limit),
       });
       found = result.rows;
     } catch (error) {

@@ -25,7 +25,14 @@ import { fifoGroupKey, waitFifoGuard } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
 import type { Settlements } from "./settle.js";
-import { beginSql, commitSql, rollbackSql, type SettleManyStatements, type Statement } from "./sql.js";
+import {
+  beginSql,
+  type ClaimStatement,
+  commitSql,
+  rollbackSql,
+  type SettleManyStatements,
+  type Statement,
+} from "./sql.js";
 import { leaseTransaction } from "./transactional.js";
 
 /** What a lease claimer is built from (statements built once, at open). */
@@ -33,7 +40,7 @@ export interface LeaseClaimerOptions {
   readonly pool: PoolLike;
   readonly table: TableDefinition;
   readonly group: string | null;
-  readonly claim: Statement;
+  readonly claim: ClaimStatement;
   readonly extend: Statement;
   readonly settlements: Settlements;
   /** The coalesced acknowledging settlements (`settleMany`). */
@@ -61,7 +68,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     try {
       result = this.#transactional
         ? await this.#claimInTransaction(values)
-        : await execute(this.#options.pool, this.#options.claim, values);
+        : await execute(this.#options.pool, this.#options.claim.forLimit(request.limit), values);
     } catch (error) {
       if (isClaimConflict(error)) return [];
       throw normalizeError(error, { table: table.name, form: "lease", statement: "lease claim" });
@@ -167,12 +174,14 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
 
   async close(): Promise<void> {}
 
-  async #claimInTransaction(values: Record<string, unknown>): Promise<QueryResultLike> {
+  async #claimInTransaction(
+    values: { readonly limit: number } & Record<string, unknown>,
+  ): Promise<QueryResultLike> {
     const connection = await HeldConnection.acquire(this.#options.pool);
     try {
       await connection.text(beginSql(this.#options.table.isolation));
       if (this.#fifoKey !== null) await waitFifoGuard(connection, this.#fifoKey);
-      const result = await connection.run(this.#options.claim, values);
+      const result = await connection.run(this.#options.claim.forLimit(values.limit), values);
       await connection.text(commitSql);
       return result;
     } catch (error) {

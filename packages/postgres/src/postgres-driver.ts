@@ -226,7 +226,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
         case "rowLock": {
           const claim = rowLockClaimSql(table, group, types);
           const settleMany = rowLockSettleManySql(table);
-          checks.unshift(claim, ...present(settleMany.delete, settleMany.markProcessed));
+          checks.unshift(claim.general, ...present(settleMany.delete, settleMany.markProcessed));
           claimer = new PostgresRowLockClaimer({
             pool: statementPool,
             table,
@@ -241,7 +241,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
           const claim = leaseClaimSql(table, group, types);
           const extend = leaseExtendSql(table, types);
           const settleMany = leaseSettleManySql(table, types);
-          checks.unshift(claim, extend, ...present(settleMany.delete, settleMany.markProcessed));
+          checks.unshift(claim.general, extend, ...present(settleMany.delete, settleMany.markProcessed));
           claimer = new PostgresLeaseClaimer({
             pool: statementPool,
             table,

@@ -24,7 +24,14 @@ import { fifoGroupKey, tryFifoGuard } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
 import type { Settlements } from "./settle.js";
-import { beginSql, commitSql, rollbackSql, type SettleManyStatements, type Statement } from "./sql.js";
+import {
+  beginSql,
+  type ClaimStatement,
+  commitSql,
+  rollbackSql,
+  type SettleManyStatements,
+  type Statement,
+} from "./sql.js";
 import { bodyRunning, rowLockTransaction } from "./transactional.js";
 
 /** A row lock batch's token: the connection whose open transaction locked the batch's rows. */
@@ -37,7 +44,7 @@ export interface RowLockClaimerOptions {
   readonly pool: PoolLike;
   readonly table: TableDefinition;
   readonly group: string | null;
-  readonly claim: Statement;
+  readonly claim: ClaimStatement;
   readonly settlements: Settlements;
   /** The coalesced acknowledging settlements (`settleMany`). */
   readonly settleMany: SettleManyStatements;
@@ -66,18 +73,19 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     }
     try {
       const values = { now: request.now, group, limit: request.limit };
+      const stmt = claim.forLimit(request.limit);
       let result: QueryResultLike;
       if (this.#fifoKey === null && connection.pipelined) {
         // BEGIN and the claim sent together: one round trip. A failed BEGIN fails the claim too
         // (its answer comes after BEGIN's), and the catch below rolls back either way.
-        [, result] = await Promise.all([connection.text(this.#begin), connection.run(claim, values)]);
+        [, result] = await Promise.all([connection.text(this.#begin), connection.run(stmt, values)]);
       } else {
         await connection.text(this.#begin);
         if (this.#fifoKey !== null && !(await tryFifoGuard(connection, this.#fifoKey))) {
           await this.#end(connection, rollbackSql);
           return null;
         }
-        result = await connection.run(claim, values);
+        result = await connection.run(stmt, values);
       }
       if (result.rows.length === 0) {
         await this.#end(connection, commitSql);

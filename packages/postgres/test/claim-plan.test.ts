@@ -4,7 +4,9 @@ import { schemaSql } from "../src/index.js";
 import {
   advisoryCandidatesSql,
   advisoryKeyValues,
+  type ClaimStatement,
   type ColumnTypes,
+  LITERAL_LIMIT_MAX,
   leaseClaimSql,
   rowLockClaimSql,
   type Statement,
@@ -34,12 +36,12 @@ const types: ColumnTypes = new Map([
   ["account", "text"],
 ]);
 
-/** The plan PostgreSQL picks for `stmt` on a queue of 5,000 due rows (rolled back, nothing kept). */
-async function plan(
+/** Creates a queue of 5,000 due rows inside the open transaction and runs `work` on it. */
+async function withQueue<T>(
   form: "rowLock" | "lease" | "advisory",
-  build: (name: string) => Statement,
   group: string | null,
-) {
+  work: (name: string, values: (stmt: Statement) => unknown[]) => Promise<T>,
+): Promise<T> {
   const name = uniqueName("rc_plan");
   const table = describeTable(form, name);
   await client.query("BEGIN");
@@ -52,21 +54,78 @@ async function plan(
       [group],
     );
     await client.query(`ANALYZE "${name}"`);
-    const stmt = build(name);
-    const values = statementValues(stmt, {
-      now: new Date(),
-      expiry: new Date(Date.now() + 30_000),
-      group,
-      limit: 4,
-      window: 200,
-      held: ["held-key"],
-      ...advisoryKeyValues(table),
-    });
-    const result = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${stmt.text}`, values);
-    return result.rows.map((row) => row["QUERY PLAN"]).join("\n");
+    const values = (stmt: Statement): unknown[] =>
+      statementValues(stmt, {
+        now: new Date(),
+        expiry: new Date(Date.now() + 30_000),
+        group,
+        limit: 4,
+        window: 200,
+        held: ["held-key"],
+        ...advisoryKeyValues(table),
+      });
+    return await work(name, values);
   } finally {
     await client.query("ROLLBACK");
   }
+}
+
+/** The plan PostgreSQL picks for `stmt` on a queue of 5,000 due rows (rolled back, nothing kept). */
+async function plan(
+  form: "rowLock" | "lease" | "advisory",
+  build: (name: string) => Statement,
+  group: string | null,
+) {
+  return withQueue(form, group, async (name, values) => {
+    const stmt = build(name);
+    const result = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${stmt.text}`, values(stmt));
+    return result.rows.map((row) => row["QUERY PLAN"]).join("\n");
+  });
+}
+
+/**
+ * Runs the claim of `limit` rows as a prepared statement ten times on one connection (rolled
+ * back), as a busy subscription does, and reports how the server planned it: how many runs
+ * reused its generic plan, and that generic plan.
+ */
+async function keptPlan(
+  form: "rowLock" | "lease",
+  build: (name: string) => ClaimStatement,
+  group: string | null,
+  limit: number,
+) {
+  return withQueue(form, group, async (name, values) => {
+    const stmt = build(name).forLimit(limit);
+    const prepared = `rc_kept_${Math.random().toString(36).slice(2, 10)}`;
+    for (let run = 0; run < 10; run += 1) {
+      await client.query("SAVEPOINT rc_run");
+      await client.query({ name: prepared, text: stmt.text, values: values(stmt) });
+      await client.query("ROLLBACK TO SAVEPOINT rc_run");
+    }
+    const counts = await client.query<{ generic_plans: string }>(
+      "SELECT generic_plans FROM pg_prepared_statements WHERE name = $1",
+      [prepared],
+    );
+    // The plan the server reuses: EXPLAIN of the same prepared statement, forced to its generic plan.
+    await client.query("SET LOCAL plan_cache_mode = force_generic_plan");
+    const args = values(stmt).map((value) => {
+      if (value === null) return "NULL";
+      const text =
+        value instanceof Date
+          ? value.toISOString()
+          : Array.isArray(value)
+            ? `{${value.join(",")}}`
+            : String(value);
+      return `'${text.replaceAll("'", "''")}'`;
+    });
+    const explained = await client.query<{ "QUERY PLAN": string }>(
+      `EXPLAIN EXECUTE "${prepared}"${args.length === 0 ? "" : `(${args.join(", ")})`}`,
+    );
+    return {
+      genericRuns: Number(counts.rows[0]?.generic_plans ?? 0),
+      generic: explained.rows.map((row) => row["QUERY PLAN"]).join("\n"),
+    };
+  });
 }
 
 describe("claims read the claim-order index in order instead of sorting the due rows", () => {
@@ -75,7 +134,7 @@ describe("claims read the claim-order index in order instead of sorting the due 
     it(`the row lock claim, for ${which}`, async () => {
       const text = await plan(
         "rowLock",
-        (name) => rowLockClaimSql(describeTable("rowLock", name), group, types),
+        (name) => rowLockClaimSql(describeTable("rowLock", name), group, types).general,
         group,
       );
       expect(text).toContain("claim_order");
@@ -84,7 +143,7 @@ describe("claims read the claim-order index in order instead of sorting the due 
     it(`the lease claim, for ${which}`, async () => {
       const text = await plan(
         "lease",
-        (name) => leaseClaimSql(describeTable("lease", name), group, types),
+        (name) => leaseClaimSql(describeTable("lease", name), group, types).general,
         group,
       );
       expect(text).toContain("claim_order");
@@ -108,4 +167,40 @@ describe("claims read the claim-order index in order instead of sorting the due 
       expect(text).not.toContain("pg_lock_status");
     });
   }
+});
+
+describe("claims of up to LITERAL_LIMIT_MAX rows keep one plan instead of being planned on every run", () => {
+  const claims = {
+    "row lock claim": {
+      form: "rowLock",
+      build: (name: string, group: string | null) =>
+        rowLockClaimSql(describeTable("rowLock", name), group, types),
+    },
+    "lease claim": {
+      form: "lease",
+      build: (name: string, group: string | null) =>
+        leaseClaimSql(describeTable("lease", name), group, types),
+    },
+  } as const;
+  for (const [label, claim] of Object.entries(claims)) {
+    for (const limit of [1, 8]) {
+      it(`the ${label} of ${limit} row${limit === 1 ? "" : "s"} reuses its generic plan, which reads the claim-order index and no whole table`, async () => {
+        const kept = await keptPlan(claim.form, (name) => claim.build(name, null), null, limit);
+        expect(kept.genericRuns).toBeGreaterThan(0);
+        expect(kept.generic).toContain("claim_order");
+        expect(kept.generic).not.toMatch(/Seq Scan on rc_plan/);
+        expect(kept.generic).not.toMatch(/\bSort\b/);
+      });
+    }
+  }
+
+  it("carries the limit as a parameter above LITERAL_LIMIT_MAX, and as a literal up to it", () => {
+    const claim = leaseClaimSql(describeTable("lease", "rc_limits"), null, types);
+    expect(claim.general.params).toContain("limit");
+    expect(claim.forLimit(LITERAL_LIMIT_MAX).params).not.toContain("limit");
+    expect(claim.forLimit(LITERAL_LIMIT_MAX).text).toContain(`LIMIT ${LITERAL_LIMIT_MAX} `);
+    expect(claim.forLimit(LITERAL_LIMIT_MAX + 1)).toBe(claim.general);
+    expect(claim.forLimit(3)).toBe(claim.forLimit(3));
+    expect(claim.forLimit(3).name).not.toBe(claim.forLimit(4).name);
+  });
 });

@@ -29,7 +29,7 @@ describe("a lease claim returns each column once", () => {
       ["payload", payloadType],
       ["locked_until", "timestamp with time zone"],
     ]);
-    const returning = leaseClaimSql(table, null, types).text.split(" RETURNING ")[1] ?? "";
+    const returning = leaseClaimSql(table, null, types).general.text.split(" RETURNING ")[1] ?? "";
     expect(returning.match(/"payload"/g)).toHaveLength(1);
     expect(returning).toContain('"payload"::text');
     expect(returning).not.toContain('"locked_until"');
