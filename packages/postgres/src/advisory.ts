@@ -38,6 +38,7 @@ import {
   advisoryKeyValues,
   advisoryUnlock,
   advisoryWindow,
+  type ClaimStatement,
   type Statement,
 } from "./sql.js";
 import { advisoryTransaction, bodyRunning } from "./transactional.js";
@@ -84,9 +85,9 @@ export interface AdvisoryClaimerOptions {
   readonly table: TableDefinition;
   readonly group: string | null;
   /** Candidates passing over the keys any session holds (`pg_locks`). */
-  readonly candidates: Statement;
+  readonly candidates: ClaimStatement;
   /** Candidates passing over the keys listed in `$held` (this claimer's own). */
-  readonly candidatesHere: Statement;
+  readonly candidatesHere: ClaimStatement;
   readonly take: Statement;
   readonly settlements: Settlements;
   /** Each settlement and the unlock as one statement (`advisorySettleAndUnlockSql`). */
@@ -143,14 +144,14 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   }
 
   /**
-   * Reads candidates with `stmt` and locks and takes them, adding to `taken` until it holds
+   * Reads candidates with `claim` (its text for `request.limit`) and locks and takes them, adding to `taken` until it holds
    * `request.limit` rows or the candidates run out. Returns `"refused"` when some key's lock was
    * held by another session (with `stopOnRefusal`, after the first wave that met one),
    * `"stopped"` when it stopped early (no connection to spare, or a take failed after rows were
    * taken), else `"done"`.
    */
   async #takeFrom(
-    stmt: Statement,
+    claim: ClaimStatement,
     values: Record<string, unknown>,
     request: ClaimRequest,
     taken: Claimed<PostgresAdvisoryToken>[],
@@ -159,7 +160,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     const { pool, table, group } = this.#options;
     let found: Record<string, unknown>[];
     try {
-      const result = await execute(pool, stmt, {
+      const result = await execute(pool, claim.forLimit(request.limit), {
         ...this.#keyValues,
         ...values,
         now: request.now,

@@ -24,6 +24,12 @@ export function execute(
   return queryable.query({ name: stmt.name, text: stmt.text, values: statementValues(stmt, values) });
 }
 
+/** A socket that can hold its writes back and send them as one (`net.Socket`'s `cork`/`uncork`). */
+interface CorkableStream {
+  cork(): void;
+  uncork(): void;
+}
+
 /** A client held by the driver until it calls {@link HeldConnection.release}. */
 export class HeldConnection implements QueryableLike {
   readonly client: PoolClientLike;
@@ -75,6 +81,26 @@ export class HeldConnection implements QueryableLike {
   /** Runs a named statement with named values. */
   run(stmt: Statement, values: StatementValues): Promise<QueryResultLike> {
     return execute(this, stmt, values);
+  }
+
+  /**
+   * Issues the statements `send` starts in one write to the server where the client pipelines:
+   * its socket is corked while `send` runs (a pipelined `pg` client writes each statement as it
+   * is issued), so `BEGIN` and a claim, or an ack and `COMMIT`, cost one system call and wake the
+   * server's backend once. Without pipelining, or on a client that shows no socket, `send` just runs.
+   */
+  together<T>(send: () => T): T {
+    const stream = this.pipelined
+      ? (this.client as { readonly connection?: { readonly stream?: Partial<CorkableStream> } }).connection
+          ?.stream
+      : undefined;
+    if (typeof stream?.cork !== "function" || typeof stream.uncork !== "function") return send();
+    stream.cork();
+    try {
+      return send();
+    } finally {
+      stream.uncork();
+    }
   }
 
   /** Runs a plain statement without parameters (`BEGIN`, `COMMIT`, …). */

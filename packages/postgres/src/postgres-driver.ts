@@ -254,13 +254,13 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
           break;
         }
         case "advisory": {
-          const candidates = advisoryCandidatesSql(table, group, "anySession");
-          const candidatesHere = advisoryCandidatesSql(table, group, "listed");
+          const candidates = advisoryCandidatesSql(table, group, types, "anySession");
+          const candidatesHere = advisoryCandidatesSql(table, group, types, "listed");
           const take = advisoryTakeSql(table, group, types);
           const settleAndUnlock = advisorySettleAndUnlockSql(table);
           checks.unshift(
-            candidates,
-            candidatesHere,
+            candidates.general,
+            candidatesHere.general,
             take,
             ...present(
               settleAndUnlock.delete,

@@ -78,7 +78,9 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       if (this.#fifoKey === null && connection.pipelined) {
         // BEGIN and the claim sent together: one round trip. A failed BEGIN fails the claim too
         // (its answer comes after BEGIN's), and the catch below rolls back either way.
-        [, result] = await Promise.all([connection.text(this.#begin), connection.run(stmt, values)]);
+        [, result] = await Promise.all(
+          connection.together(() => [connection.text(this.#begin), connection.run(stmt, values)] as const),
+        );
       } else {
         await connection.text(this.#begin);
         if (this.#fifoKey !== null && !(await tryFifoGuard(connection, this.#fifoKey))) {
@@ -166,10 +168,15 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       return;
     }
     const stmt = this.#settleManyStatement(settlement);
-    const [settled, committed] = await Promise.allSettled([
-      connection.run(stmt, this.#settleManyValues(rows, settlement)),
-      connection.text(commitSql),
-    ]);
+    const [settled, committed] = await Promise.allSettled(
+      connection.together(
+        () =>
+          [
+            connection.run(stmt, this.#settleManyValues(rows, settlement)),
+            connection.text(commitSql),
+          ] as const,
+      ),
+    );
     if (committed.status === "rejected")
       connection.markBroken(
         committed.reason instanceof Error ? committed.reason : new Error(String(committed.reason)),

@@ -63,10 +63,9 @@ function statement(purpose: string, build: (params: ParamSlots) => string): Stat
  * here: a one-row lease claim 0.07 ms to run, 0.15 to 0.35 ms to plan). With a literal limit the
  * server keeps one plan per limit after five runs. Larger claims take the limit as a parameter:
  * their planning is shared by as many rows, and the prepared statements a connection keeps stay
- * bounded (at most this many per claim statement). The row lock and lease claims take it; the
- * advisory candidates statement does not: its generic plan is costed above its custom ones
- * whatever the limit (the due-rows condition on `$now` is estimated at a third of the table), so
- * the server plans it on every run either way.
+ * bounded (at most this many per claim statement). The row lock and lease claims and the advisory
+ * candidates statement take it (the latter also reads `$now` through a scalar subquery, see
+ * {@link advisoryCandidatesSql}).
  */
 export const LITERAL_LIMIT_MAX = 32;
 
@@ -177,16 +176,25 @@ function unfinishedCondition(table: TableDefinition, alias: string): string[] {
   return column === undefined ? [] : [`${col(alias, column)} IS NULL`];
 }
 
-/** The claimable-row condition: unfinished, in the group, due, and (lease) unlocked. */
-function claimable(table: TableDefinition, group: string | null, alias: string, params: ParamSlots): string {
+/**
+ * The claimable-row condition: unfinished, in the group, due, and (lease) unlocked.
+ * `nowExpression` is how the condition reads the claim's time (default: the `now` parameter).
+ */
+function claimable(
+  table: TableDefinition,
+  group: string | null,
+  alias: string,
+  params: ParamSlots,
+  nowExpression?: string,
+): string {
   const conditions = [...unfinishedCondition(table, alias), ...groupCondition(table, group, alias, params)];
   const { runAt, lockedUntil } = table.columns;
+  // Referenced only where a condition reads it: a parameter the text never uses has no type.
+  const now = runAt === undefined && lockedUntil === undefined ? "" : (nowExpression ?? params.ref("now"));
   if (runAt !== undefined)
-    conditions.push(`(${col(alias, runAt)} IS NULL OR ${col(alias, runAt)} <= ${params.ref("now")})`);
+    conditions.push(`(${col(alias, runAt)} IS NULL OR ${col(alias, runAt)} <= ${now})`);
   if (lockedUntil !== undefined) {
-    conditions.push(
-      `(${col(alias, lockedUntil)} IS NULL OR ${col(alias, lockedUntil)} <= ${params.ref("now")})`,
-    );
+    conditions.push(`(${col(alias, lockedUntil)} IS NULL OR ${col(alias, lockedUntil)} <= ${now})`);
   }
   return conditions.length === 0 ? "TRUE" : conditions.join(" AND ");
 }
@@ -358,9 +366,13 @@ export function leaseExtendSql(table: TableDefinition, types: ColumnTypes): Stat
 /** How many candidate rows an advisory claim looks at before it picks one per key. */
 export const ADVISORY_WINDOW_FACTOR = 20;
 
-/** The due rows an advisory claim of `limit` rows looks at (its window), keys in work passed over first. */
+/**
+ * The due rows an advisory claim of `limit` rows looks at (its window), keys in work passed over
+ * first. A window that holds too few keys costs only speed: keys its candidates find held
+ * elsewhere send the claim to a second read that passes over every held key.
+ */
 export function advisoryWindow(limit: number): number {
-  return limit * ADVISORY_WINDOW_FACTOR + 100;
+  return limit * ADVISORY_WINDOW_FACTOR + 8;
 }
 
 /** The candidates (one per key) an advisory claim of `limit` rows reads from its window. */
@@ -405,13 +417,18 @@ export type AdvisoryExclusion = "anySession" | "listed";
 export function advisoryCandidatesSql(
   table: TableDefinition,
   group: string | null,
+  types: ColumnTypes,
   exclusion: AdvisoryExclusion = "anySession",
-): Statement {
-  return statement(
+): ClaimStatement {
+  return claimStatement(
     exclusion === "anySession" ? "advisory claim" : "advisory claim (own keys passed over)",
-    (p) => {
+    (p, limitSlot) => {
       const { id, priority, runAt } = table.columns;
       const key = renderedKey(table, "rc_src", p);
+      // The claim's time read through a scalar subquery: the planner costs the due-rows condition
+      // the same in every plan, so the plan it keeps (literal limits) is as cheap as a custom one.
+      const runAtType = runAt === undefined ? undefined : types.get(runAt);
+      const now = runAtType === undefined ? undefined : `(SELECT ${p.ref("now")}::${runAtType})`;
       const orderCols: string[] = [];
       const outerOrder: string[] = [];
       if (priority !== undefined) {
@@ -424,15 +441,17 @@ export function advisoryCandidatesSql(
       }
       outerOrder.push("rc_id ASC");
       const inner =
-        `SELECT ${[`${col("rc_src", id)} AS rc_id`, `${key} AS rc_key`, ...orderCols].join(", ")} FROM ${tableRef(table)} AS rc_src ` +
-        `WHERE ${claimable(table, group, "rc_src", p)} AND ${
+        `SELECT ${[`${col("rc_src", id)} AS rc_id`, `${key} COLLATE "C" AS rc_key`, ...orderCols].join(", ")} FROM ${tableRef(table)} AS rc_src ` +
+        `WHERE ${claimable(table, group, "rc_src", p, now)} AND ${
           exclusion === "anySession"
             ? `hashtextextended(${key}, 0) NOT IN (${heldAdvisoryHashes})`
             : `NOT (${key} = ANY(${p.ref("held")}::text[]))`
         } ` +
-        `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${p.ref("window")}`;
+        `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limitSlot("window", advisoryWindow)}`;
+      // One row per key: the keys are sorted bytewise ("C"), which groups them as any
+      // deterministic collation does, without the cost of comparing them by locale.
       const distinct = `SELECT DISTINCT ON (rc_key) * FROM (${inner}) AS rc_w ORDER BY rc_key, ${outerOrder.join(", ")}`;
-      return `SELECT rc_id, rc_key FROM (${distinct}) AS rc_c ORDER BY ${outerOrder.join(", ")} LIMIT ${p.ref("limit")}`;
+      return `SELECT rc_id, rc_key FROM (${distinct}) AS rc_c ORDER BY ${outerOrder.join(", ")} LIMIT ${limitSlot("limit", advisoryCandidateCount)}`;
     },
   );
 }

@@ -18,9 +18,26 @@ import { claimBatch, describeTable, openClaimer, TestDb, uniqueName } from "./he
 
 const db = TestDb.forFile();
 
-/** Records, in order, when each statement is sent and when its answer comes, on every client of `pool`. */
+/** A socket's own write methods, which its `Writable` calls once per write it makes. */
+interface SocketWrites {
+  _write: (...args: unknown[]) => void;
+  _writev: (...args: unknown[]) => void;
+}
+
+/**
+ * Records, in order, when each statement is sent and when its answer comes, on every client of
+ * `pool`, and each write the client's socket makes to the server (`write`).
+ */
 function recordStatements(pool: pg.Pool, events: string[]): void {
   pool.on("connect", (client) => {
+    const socket = (client as unknown as { connection: { stream: SocketWrites } }).connection.stream;
+    for (const method of ["_write", "_writev"] as const) {
+      const write = socket[method].bind(socket);
+      socket[method] = (...args: unknown[]) => {
+        events.push("write");
+        write(...args);
+      };
+    }
     const query = client.query.bind(client) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
     (client as { query: unknown }).query = (config: pg.QueryConfig) => {
       const label = config.text.split(" ")[0] ?? "";
@@ -31,7 +48,7 @@ function recordStatements(pool: pg.Pool, events: string[]): void {
 }
 
 describe("a row lock claim on the driver's own pool", () => {
-  it("sends BEGIN and the claim's SELECT together, one round trip", async () => {
+  it("sends BEGIN and the claim's SELECT together, in one write: one round trip", async () => {
     const table = await db.create(describeTable("rowLock", uniqueName("rc_trips")));
     const driver = db.driver();
     const events: string[] = [];
@@ -40,7 +57,7 @@ describe("a row lock claim on the driver's own pool", () => {
     const claimer = await openClaimer<RowLockClaimer>(driver, table);
     events.length = 0;
     const batch = await claimBatch(claimer, 1);
-    expect(events).toEqual(["sent BEGIN", "sent SELECT", "done BEGIN", "done SELECT"]);
+    expect(events).toEqual(["sent BEGIN", "sent SELECT", "write", "done BEGIN", "done SELECT"]);
     const [row] = batch.rows;
     if (row === undefined) throw new Error("no row in the batch");
     await claimer.settle(batch.token, row, { kind: "delete" });
@@ -52,7 +69,7 @@ describe("a row lock claim on the driver's own pool", () => {
 });
 
 describe("a row lock batch's acks and its commit", () => {
-  it("go together, one round trip, and commit", async () => {
+  it("go together, in one write, one round trip, and commit", async () => {
     const table = await db.create(describeTable("rowLock", uniqueName("rc_trips")));
     const driver = db.driver();
     const events: string[] = [];
@@ -65,7 +82,7 @@ describe("a row lock batch's acks and its commit", () => {
     const batch = await claimBatch(claimer, 2);
     events.length = 0;
     await claimer.settleAndCommit(batch.token, batch.rows, { kind: "delete" });
-    expect(events).toEqual(["sent DELETE", "sent COMMIT", "done DELETE", "done COMMIT"]);
+    expect(events).toEqual(["sent DELETE", "sent COMMIT", "write", "done DELETE", "done COMMIT"]);
     expect(batch.token.connection.released).toBe(true);
     expect((await db.rows(table)).map((row) => row.payload)).toEqual([3]);
     await claimer.close();
