@@ -40,6 +40,18 @@ function fill(table: TableDefinition): void {
   db.exec(`ANALYZE "${table.name}"`);
 }
 
+/** An advisory table keyed by account, filled as {@link fill} fills it. */
+function filledAdvisoryTable(name: string): TableDefinition {
+  const table = defineTable({
+    name,
+    columns: { ...claimColumns },
+    extraColumns: ["account"],
+    advisoryLock: `${name}-{account}`,
+  });
+  fill(table);
+  return table;
+}
+
 /** The plan SQLite picks for `sql`, one step a line. */
 function plan(sql: string, values: Record<string, unknown>): string {
   const steps = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(values) as { detail: string }[];
@@ -62,13 +74,7 @@ describe("claims read the claim-order index in order instead of sorting the due 
   });
 
   it("the advisory candidate select", () => {
-    const table = defineTable({
-      name: "plan_advisory",
-      columns: { ...claimColumns },
-      extraColumns: ["account"],
-      advisoryLock: "plan-{account}",
-    });
-    fill(table);
+    const table = filledAdvisoryTable("plan_advisory");
     const key = advisoryKeySql(table);
     const text = plan(advisoryCandidatesSql(quoteColumns(table), key.sql, 4), {
       ...key.literals,
@@ -82,13 +88,7 @@ describe("claims read the claim-order index in order instead of sorting the due 
   });
 
   it("the advisory take still finds its row by id", () => {
-    const table = defineTable({
-      name: "plan_take",
-      columns: { ...claimColumns },
-      extraColumns: ["account"],
-      advisoryLock: "take-{account}",
-    });
-    fill(table);
+    const table = filledAdvisoryTable("plan_take");
     const text = plan(advisoryTakeSql(quoteColumns(table)), { id: 7, now: Date.now(), group: null });
     expect(text).toMatch(/USING INTEGER PRIMARY KEY|USING PRIMARY KEY/);
   });
