@@ -33,6 +33,15 @@ import { WakeSignal } from "./wake.js";
 /** How long a claim loop runs at most without giving the event loop a turn, in milliseconds. */
 const YIELD_EVERY_MS = 10;
 
+/**
+ * Whether an outcome finishes its row (ack, drop): its worker is free once the settlement is
+ * sent. A retry or a dead letter gives the row back first, so that the next claim sees it where
+ * it belongs.
+ */
+function finishesRow(outcome: Outcome): boolean {
+  return outcome.kind === "ack" || outcome.kind === "drop";
+}
+
 /** What a subscription reports to besides its counters: the broker's events, its logger and its instrumentation. */
 export interface SubscriptionObserver {
   /** The broker's event listeners. */
@@ -476,7 +485,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       settled = true;
       // An ack frees the worker at once; a retry or a dead letter first gives its row back, so
       // that the next claim sees it where it belongs (a retried row keeps its place in order).
-      if (outcome.kind === "ack" || outcome.kind === "drop") free();
+      if (finishesRow(outcome)) free();
       try {
         await this.#settle(hold, outcome);
       } catch (error) {
@@ -510,7 +519,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           }
           const outcome = returned ?? ack();
           settledBy = { outcome, settlement: this.#settlementFor(outcome) };
-          if (outcome.kind === "ack" || outcome.kind === "drop") free();
+          if (finishesRow(outcome)) free();
           return settledBy.settlement;
         }),
       );
