@@ -219,6 +219,53 @@ export function settlementsSuite(harness: ConformanceHarness): void {
       conformanceTest(
         harness,
         SUITE,
+        `[${form}] one worker acking row after row (each ack may travel with the worker's next claim): every settle() resolves once its row is committed, every row is delivered once, in claim order`,
+        async (fx) => {
+          await fx.requireForm(form);
+          const count = 12;
+          const table = await fx.table(form, { lease: 30 });
+          const broker = await fx.broker();
+          const seen: Seen[] = [];
+          const results: Settled[] = [];
+          const subscription = await broker.subscribe(
+            table,
+            async (delivery) => {
+              see(seen, delivery);
+              const error = await caught(() => delivery.settle(ack()));
+              const id = idKey(delivery.id);
+              const rowAfter = (await fx.rows(table)).find((row) => idKey(row[columnNames.id]) === id);
+              results.push({ id, error, rowAfter });
+            },
+            { workers: 1, pollInterval: 20 },
+          );
+          const ids = await broker.publishMany(
+            table,
+            Array.from({ length: count }, (_, n) => ({ payload: n })),
+          );
+          await waitFor("every handler's settlement to return", () => results.length >= count);
+          expect(
+            results.filter((result) => result.error !== undefined).map((result) => String(result.error)),
+            "settlements that failed",
+          ).toEqual([]);
+          for (const result of results) {
+            expect(
+              result.rowAfter,
+              `row ${result.id} was still there when its settle(ack()) resolved`,
+            ).toBeUndefined();
+          }
+          expect(seen.map((s) => s.id)).toEqual(ids.map(idKey));
+          expect(seen.map((s) => s.attempt)).toEqual(ids.map(() => 1));
+          await waitFor("the subscription to count every ack", () => subscription.stats.acked >= count);
+          expect(subscription.stats.acked).toBe(count);
+          expect(subscription.stats.settleErrors).toBe(0);
+        },
+      );
+    }
+
+    for (const form of allForms) {
+      conformanceTest(
+        harness,
+        SUITE,
         `[${form}] acks the database refuses fail every delivery they carried, and the rows are claimed again`,
         async (fx) => {
           await fx.requireForm(form);

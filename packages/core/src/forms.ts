@@ -130,6 +130,25 @@ export interface LeaseClaimer<T extends LeaseToken = LeaseToken> extends Claimer
     settlement: AckSettlement,
   ): Promise<readonly boolean[]>;
   /**
+   * Optional (an ack sent with the next claim): in one transaction and one commit, applies
+   * `settlement` to every row of `held` exactly as {@link LeaseClaimer.settleMany} does (each row
+   * only while it still holds its own token; here one row or more), then claims as {@link
+   * LeaseClaimer.claim} does with `request`. The broker calls it when a claim finds acks waiting
+   * to be sent (a worker that acked asks for its next row): one commit instead of two, which is
+   * what a database that syncs each commit to disk spends its time on. Returns, in order, whether
+   * each row of `held` was settled (`false`: it holds another token or is gone, and is
+   * unchanged; the broker fails its delivery alone with `LEASE_LOST`), and the claimed rows. A
+   * row of `held` is never among the claimed rows (it is settled first). Throws when the
+   * database fails; then nothing changed, no row settled and none claimed (the broker then
+   * sends the acks on their own and claims again, so each part reports its own error). Left
+   * out (or without `settleMany`, which the broker needs too), acks go on their own.
+   */
+  settleAndClaim?(
+    held: readonly { readonly id: RowId; readonly token: T }[],
+    settlement: AckSettlement,
+    request: LeaseClaimRequest,
+  ): Promise<SettledAndClaimed<T>>;
+  /**
    * Optional (transactional handlers): opens a transaction on one connection, runs `work` with
    * its client, then asks `fence` for the token the delivery holds now (it throws
    * `LeaseLostError` when the lease is known lost) and applies the settlement `work` returned
@@ -140,6 +159,14 @@ export interface LeaseClaimer<T extends LeaseToken = LeaseToken> extends Claimer
    * at once, so that the body's next statement fails instead of running outside it.
    */
   transaction?(id: RowId, work: TransactionWork, fence: () => Promise<T>, signal: AbortSignal): Promise<void>;
+}
+
+/** What {@link LeaseClaimer.settleAndClaim} returns: each ack's result, in order, and the rows claimed. */
+export interface SettledAndClaimed<T> {
+  /** `true` where the row was settled; `false` where it holds another token or is gone (unchanged). */
+  readonly settled: readonly boolean[];
+  /** The rows the claim took, in claim order where the database can. */
+  readonly claimed: readonly Claimed<T>[];
 }
 
 /**
@@ -155,6 +182,23 @@ export interface AdvisoryClaimer<T extends AdvisoryToken = AdvisoryToken> extend
   claim(request: ClaimRequest): Promise<readonly Claimed<T>[]>;
   /** Settles on the token's connection, then unlocks the key and returns the connection. */
   settle(token: T, row: ClaimedRow, settlement: Settlement): Promise<void>;
+  /**
+   * Optional (an ack sent with the next claim): in one transaction and one commit, applies
+   * `settlement` to the row of each entry of `acks` as {@link AdvisoryClaimer.settle} would
+   * (only while the row is still unfinished), unlocks their keys, and claims as {@link
+   * AdvisoryClaimer.claim} does with `request` (a key just unlocked may be taken again, for its
+   * next row). For a database whose locks live in the process (SQLite), where a claim and the
+   * settlements share one connection. Returns, in order, whether each ack's row was settled
+   * (`false`: the row was gone or finished, nothing changed; the broker fails that delivery
+   * alone with `LEASE_LOST`), and the claimed rows. Throws when the database fails; then nothing
+   * changed: no row settled, none claimed, and every ack's key is still held (the broker then
+   * settles each ack on its own and claims again). Left out, acks go on their own.
+   */
+  settleAndClaim?(
+    acks: readonly { readonly token: T; readonly row: ClaimedRow }[],
+    settlement: AckSettlement,
+    request: ClaimRequest,
+  ): Promise<SettledAndClaimed<T>>;
   /** Unlocks the key without settling (the row stays as the take left it) and returns the connection. */
   release(token: T): Promise<void>;
   /**

@@ -78,6 +78,7 @@ export {
   MAX_COALESCED_SETTLEMENTS,
   type RowLockBatch,
   type RowLockClaimer,
+  type SettledAndClaimed,
 } from "./forms.js";
 export { type JsonProblem, jsonProblem } from "./json-check.js";
 export {

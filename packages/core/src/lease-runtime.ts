@@ -9,11 +9,26 @@
  * lone ack goes at once, as one `settle`: coalescing adds no wait to a quiet queue, and under
  * load turns N statements and commits into one.
  *
+ * Where the claimer has `settleAndClaim`, an ack also travels with the next claim: a worker
+ * that acked frees its slot at once, so the subscription's next claim starts within the same
+ * turn of the event loop, and it takes the acks waiting then into its own transaction (one
+ * commit for the ack and the claim instead of two). Acks no claim took by the end of the turn
+ * (a full subscription, an empty queue) go on their own then (`setImmediate`): an ack waits at
+ * most one turn longer than before. Should the combined call fail, nothing of it was committed:
+ * the acks go on their own and the claim runs again alone, so each reports its own error.
+ *
  * @module
  */
 import type { ClockSkewMonitor } from "./clock-skew.js";
+import { EndOfTurn } from "./end-of-turn.js";
 import { BrokerError, LeaseLostError } from "./errors.js";
-import { type LeaseClaimer, MAX_COALESCED_SETTLEMENTS } from "./forms.js";
+import {
+  type Claimed,
+  type LeaseClaimer,
+  type LeaseClaimRequest,
+  MAX_COALESCED_SETTLEMENTS,
+  type SettledAndClaimed,
+} from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { Logger } from "./logger.js";
@@ -43,8 +58,12 @@ export class LeaseRuntime implements FormRuntime {
   #extending = false;
   /** Acks waiting for the settle statement in flight to finish, to go together. */
   readonly #pendingAcks: PendingAck[] = [];
-  /** Whether a settle statement of coalesced acks is in flight. */
+  /** Whether a settle statement of coalesced acks (or a claim carrying acks) is in flight. */
   #flushing = false;
+  /** Sends the acks no claim took by the end of the turn (`settleAndClaim` claimers). */
+  readonly #leftAcks = new EndOfTurn(() => {
+    if (!this.#flushing && this.#pendingAcks.length > 0) void this.#flushAcks();
+  });
 
   /**
    * @param extend whether to extend leases in work each half lease (a subscription may turn it
@@ -70,11 +89,11 @@ export class LeaseRuntime implements FormRuntime {
   async claim(limit: number): Promise<readonly HeldRow[]> {
     if (this.#skew !== undefined && !(await this.#skew.mayClaim())) return [];
     const now = this.#clock();
-    const claimed = await this.#claimer.claim({
-      limit,
-      now,
-      expiry: leaseExpiry(now, this.#table.leaseSeconds),
-    });
+    const request = { limit, now, expiry: leaseExpiry(now, this.#table.leaseSeconds) };
+    const claimed =
+      this.#claimer.settleAndClaim !== undefined && this.#pendingAcks.length > 0 && !this.#flushing
+        ? await this.#claimWithAcks(request)
+        : await this.#claimer.claim(request);
     return claimed.map(({ row, token }) => {
       const hold = new LeaseHold(this, row, token);
       if (!this.transactional) hold.transaction = undefined;
@@ -105,8 +124,43 @@ export class LeaseRuntime implements FormRuntime {
     }
     return new Promise<void>((resolve, reject) => {
       this.#pendingAcks.push({ hold, settlement, resolve, reject });
-      if (!this.#flushing) void this.#flushAcks();
+      if (this.#flushing) return;
+      // The next claim, if one comes within this turn, takes the ack with it (see the module's notes).
+      if (this.#claimer.settleAndClaim !== undefined) this.#leftAcks.set();
+      else void this.#flushAcks();
     });
+  }
+
+  /**
+   * A claim that carries the acks waiting now (`settleAndClaim`): one transaction for both. On a
+   * failure nothing was committed; the acks then go on their own (each failing with its own
+   * error, if it does) and the claim runs alone.
+   */
+  async #claimWithAcks(request: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
+    const acks = this.#nextAcks();
+    const settleAndClaim = this.#claimer.settleAndClaim as NonNullable<LeaseClaimer["settleAndClaim"]>;
+    // Every ack of a table is the same kind; a markProcessed call writes the latest ack's time.
+    const settlement = (acks[acks.length - 1] as PendingAck).settlement;
+    this.#flushing = true;
+    try {
+      let result: SettledAndClaimed<LeaseToken>;
+      try {
+        result = await settleAndClaim.call(
+          this.#claimer,
+          acks.map(({ hold }) => ({ id: hold.row.id, token: hold.token })),
+          settlement,
+          request,
+        );
+      } catch {
+        await this.#settleAcks(acks);
+        return await this.#claimer.claim(request);
+      }
+      this.#answer(acks, result.settled);
+      return result.claimed;
+    } finally {
+      this.#flushing = false;
+      if (this.#pendingAcks.length > 0) this.#leftAcks.set();
+    }
   }
 
   /** Sends the waiting acks, as many calls as it takes, until none waits. */
@@ -171,6 +225,11 @@ export class LeaseRuntime implements FormRuntime {
       for (const ack of acks) ack.reject(error);
       return;
     }
+    this.#answer(acks, settled);
+  }
+
+  /** Resolves each ack the database settled; fails the others with `LEASE_LOST`. */
+  #answer(acks: readonly PendingAck[], settled: readonly boolean[]): void {
     acks.forEach((ack, index) => {
       if (settled[index] === true) ack.resolve();
       else ack.reject(this.lost(ack.hold));

@@ -195,7 +195,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         );
         break;
       case "advisory":
-        this.#runtime = new AdvisoryRuntime(claimer);
+        this.#runtime = new AdvisoryRuntime(claimer, args.table);
         break;
     }
   }

@@ -3,9 +3,11 @@
  * `keys.ts`). A claim, in one transaction of the table's mode (a claim of one row in the
  * default IMMEDIATE mode: its statements alone, the take being the one write), selects for each
  * rendered key not held in the process its first claimable row (keys rendered in SQL: literals
- * as parameters, columns cast to text, NULL as the empty string), holds each key, and takes the
- * row while it is still claimable (`attempt = attempt + 1`, read back); a take that finds nothing
- * drops its key. A settlement runs by id and then drops the key; a release drops the key.
+ * as parameters, columns cast to text, NULL as the empty string), takes each row while it is
+ * still claimable (`attempt = attempt + 1`, read back), and holds the keys of the rows it took
+ * (all in one synchronous call: no other code of the process runs between a take and its key).
+ * A settlement runs by id and then drops the key; a release drops the key. An ack may travel
+ * with the next claim (`settleAndClaim`): one transaction for both, the acked keys free inside it.
  *
  * Settling and unlocking are one step: the settlement statement commits on its own (autocommit)
  * inside one synchronous call, and the key is dropped right after it returns, before any other
@@ -23,11 +25,13 @@
  * @module
  */
 import {
+  type AckSettlement,
   type AdvisoryClaimer,
   type Claimed,
   type ClaimedRow,
   type ClaimRequest,
   LeaseLostError,
+  type SettledAndClaimed,
   type Settlement,
   type TableDefinition,
   type TransactionWork,
@@ -59,6 +63,15 @@ const CANDIDATES_PER_ROW = 2;
  * {@link CANDIDATES_PER_ROW} rows) found too few distinct keys, at least: rows sharing a key count once.
  */
 const CANDIDATE_WINDOW = 64;
+
+/** A row a claim took, and its key (not held yet). */
+interface TakenRow {
+  readonly row: Record<string, unknown>;
+  readonly key: string;
+}
+
+/** No key freed by the claim itself. */
+const noKeys: ReadonlySet<string> = new Set();
 
 /** The advisory lock form's claimer for one subscription. */
 export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
@@ -116,40 +129,19 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     const { db, group, mode, busy } = this.#context;
     const limit = Math.max(1, Math.floor(request.limit));
     const now = toEpochMs(request.now);
+    const keys = heldKeys(db);
+    let taken: TakenRow[];
     try {
-      return await retryBusy(db, busy, () => {
-        const keys = heldKeys(db);
-        const taken: Claimed<HeldKey>[] = [];
-        const holding: HeldKey[] = [];
-        const claimRows = (): Claimed<HeldKey>[] => {
-          const candidates = this.#candidateRows(keys, group, now, limit);
-          for (const candidate of candidates) {
-            if (taken.length >= limit) break;
-            const key = String(candidate.rkey ?? "");
-            if (keys.has(key)) continue;
-            const token = new HeldKey(keys, key);
-            holding.push(token);
-            const row = this.#take.get({ id: candidate.rid, group, now });
-            if (row === undefined) {
-              token.drop();
-              continue;
-            }
-            taken.push({ row: toClaimedRow(this.#table, row, this.#takeCounts), token });
-          }
-          return taken;
-        };
-        try {
-          // One row in the default (IMMEDIATE) mode: no BEGIN and COMMIT around the claim. The
-          // take is one UPDATE, which takes the write lock as it starts (the IMMEDIATE
-          // transaction the mode asks for) and checks the row is still claimable, so the
-          // candidate read before it needs no transaction; a take that finds its row gone
-          // changes nothing. Several rows share one transaction: one commit for the batch.
-          return mode === "immediate" && limit === 1 ? claimRows() : inTransaction(db, mode, claimRows);
-        } catch (error) {
-          for (const token of holding) token.drop();
-          throw error;
-        }
-      });
+      taken = await retryBusy(db, busy, () =>
+        // One row in the default (IMMEDIATE) mode: no BEGIN and COMMIT around the claim. The
+        // take is one UPDATE, which takes the write lock as it starts (the IMMEDIATE
+        // transaction the mode asks for) and checks the row is still claimable, so the
+        // candidate read before it needs no transaction; a take that finds its row gone
+        // changes nothing. Several rows share one transaction: one commit for the batch.
+        mode === "immediate" && limit === 1
+          ? this.#takeRows(keys, noKeys, group, now, limit)
+          : inTransaction(db, mode, () => this.#takeRows(keys, noKeys, group, now, limit)),
+      );
     } catch (error) {
       throw normalizeError(error, {
         table: this.#table.name,
@@ -157,6 +149,81 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
         statement: this.#candidatesSql,
       });
     }
+    return this.#hold(keys, taken);
+  }
+
+  /**
+   * An ack sent with the next claim: the acks' settlements (each only while its row is still
+   * unfinished), then the claim, in one transaction (IMMEDIATE, or the table's EXCLUSIVE mode)
+   * and one commit: under `synchronous = FULL`, one disk sync instead of two. The acks' keys
+   * count as free for the claim (their rows are settled in the same transaction, so a key's
+   * next row may be taken at once), and are dropped once it committed, before the claimed rows'
+   * keys are held: all in one synchronous call, so no other code of the process sees a key
+   * between the two. On any failure the transaction rolls back and every ack's key stays held.
+   */
+  async settleAndClaim(
+    acks: readonly { readonly token: HeldKey; readonly row: ClaimedRow }[],
+    settlement: AckSettlement,
+    request: ClaimRequest,
+  ): Promise<SettledAndClaimed<HeldKey>> {
+    const { db, group, mode, busy } = this.#context;
+    const limit = Math.max(1, Math.floor(request.limit));
+    const now = toEpochMs(request.now);
+    const keys = heldKeys(db);
+    const freed = new Set(acks.map(({ token }) => token.key));
+    const held = acks.map(({ row }) => ({ id: row.id, token: undefined }));
+    let result: { settled: boolean[]; taken: TakenRow[] };
+    try {
+      result = await retryBusy(db, busy, () =>
+        inTransaction(db, mode === "exclusive" ? "exclusive" : "immediate", () => ({
+          settled: this.#settlements.ackEachWithin(held, settlement),
+          taken: this.#takeRows(keys, freed, group, now, limit),
+        })),
+      );
+    } catch (error) {
+      throw normalizeError(error, {
+        table: this.#table.name,
+        operation: `the ${settlement.kind} settlement of ${acks.length} row(s) with the next advisory claim`,
+        statement: this.#candidatesSql,
+      });
+    }
+    for (const { token } of acks) token.drop();
+    return { settled: result.settled, claimed: this.#hold(keys, result.taken) };
+  }
+
+  /** Holds the key of each taken row. */
+  #hold(keys: Set<string>, taken: readonly TakenRow[]): Claimed<HeldKey>[] {
+    return taken.map(({ row, key }) => ({
+      row: toClaimedRow(this.#table, row, this.#takeCounts),
+      token: new HeldKey(keys, key),
+    }));
+  }
+
+  /**
+   * Takes up to `limit` rows, each the first claimable row of a key free in the process (not in
+   * `keys`, unless in `freed`) and not taken before in this call. Holds no key: the caller holds
+   * them once its transaction committed (nothing else of the process runs in between).
+   */
+  #takeRows(
+    keys: ReadonlySet<string>,
+    freed: ReadonlySet<string>,
+    group: string | null,
+    now: number,
+    limit: number,
+  ): TakenRow[] {
+    const busyKeys = freed.size === 0 ? keys : new Set([...keys].filter((key) => !freed.has(key)));
+    const taking = new Set<string>();
+    const taken: TakenRow[] = [];
+    for (const candidate of this.#candidateRows(busyKeys, group, now, limit)) {
+      if (taken.length >= limit) break;
+      const key = String(candidate.rkey ?? "");
+      if (busyKeys.has(key) || taking.has(key)) continue;
+      const row = this.#take.get({ id: candidate.rid, group, now }) as Record<string, unknown> | undefined;
+      if (row === undefined) continue;
+      taking.add(key);
+      taken.push({ row, key });
+    }
+    return taken;
   }
 
   /**

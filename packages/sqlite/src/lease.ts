@@ -18,6 +18,7 @@ import {
   LeaseLostError,
   type LeaseToken,
   type RowId,
+  type SettledAndClaimed,
   type Settlement,
   type TableDefinition,
   type TransactionMode,
@@ -105,13 +106,8 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
   }
 
   async claim(request: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
-    const { db, group, mode, busy } = this.#context;
-    const parameters = {
-      group,
-      now: toEpochMs(request.now),
-      expiry: toEpochMs(request.expiry),
-      limit: Math.max(1, Math.floor(request.limit)),
-    };
+    const { db, mode, busy } = this.#context;
+    const parameters = this.#claimParameters(request);
     let rows: Record<string, unknown>[];
     try {
       const claim = this.#claimFor(parameters.limit);
@@ -129,7 +125,61 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
         statement: this.#claimSql,
       });
     }
-    const token: LeaseToken = { form: "lease", expiry: new Date(parameters.expiry) };
+    return this.#claimed(rows, parameters.expiry);
+  }
+
+  /**
+   * An ack sent with the next claim: the acks' statements (as {@link SqliteLeaseClaimer.settleMany},
+   * each row fenced by its own token) and then the claim statement, in one transaction (IMMEDIATE,
+   * or the table's EXCLUSIVE mode) and one commit: under `synchronous = FULL`, one disk sync for
+   * both instead of two. better-sqlite3 runs it synchronously, so nothing else of the process
+   * runs inside it. A row of `held` is settled before the claim runs, so the claim never takes
+   * it. On any failure the transaction rolls back: nothing settled, nothing claimed.
+   */
+  async settleAndClaim(
+    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
+    settlement: AckSettlement,
+    request: LeaseClaimRequest,
+  ): Promise<SettledAndClaimed<LeaseToken>> {
+    const { db, mode, busy } = this.#context;
+    const parameters = this.#claimParameters(request);
+    let result: { settled: boolean[]; rows: Record<string, unknown>[] };
+    try {
+      const claim = this.#claimFor(parameters.limit);
+      result = await retryBusy(db, busy, () =>
+        inTransaction(db, mode === "exclusive" ? "exclusive" : "immediate", () => ({
+          settled: this.#settlements.ackEachWithin(held, settlement),
+          rows: claimRows(claim, parameters),
+        })),
+      );
+    } catch (error) {
+      throw normalizeError(error, {
+        table: this.#table.name,
+        operation: `the ${settlement.kind} settlement of ${held.length} row(s) with the next lease claim`,
+        statement: this.#claimSql,
+      });
+    }
+    return { settled: result.settled, claimed: this.#claimed(result.rows, parameters.expiry) };
+  }
+
+  /** A claim statement's parameters. */
+  #claimParameters(request: LeaseClaimRequest): {
+    group: string | null;
+    now: number;
+    expiry: number;
+    limit: number;
+  } {
+    return {
+      group: this.#context.group,
+      now: toEpochMs(request.now),
+      expiry: toEpochMs(request.expiry),
+      limit: Math.max(1, Math.floor(request.limit)),
+    };
+  }
+
+  /** The claimed rows in claim order, each with the claim's token. */
+  #claimed(rows: Record<string, unknown>[], expiry: number): Claimed<LeaseToken>[] {
+    const token: LeaseToken = { form: "lease", expiry: new Date(expiry) };
     if (rows.length > 1) sortClaimOrder(this.#table, rows);
     return rows.map((row) => ({
       row: toClaimedRow(this.#table, row, true),

@@ -118,6 +118,17 @@ export class SettlementStatements {
     held: readonly { readonly id: RowId; readonly token: { readonly expiry: Date } | undefined }[],
     settlement: AckSettlement,
   ): boolean[] {
+    return inTransaction(this.#db, "immediate", () => this.ackEachWithin(held, settlement));
+  }
+
+  /**
+   * {@link SettlementStatements.applyAckEach}'s statements without a transaction of their own:
+   * for a caller that runs them inside its transaction (an ack sent with the next claim).
+   */
+  ackEachWithin(
+    held: readonly { readonly id: RowId; readonly token: { readonly expiry: Date } | undefined }[],
+    settlement: AckSettlement,
+  ): boolean[] {
     const statement =
       settlement.kind === "delete"
         ? this.#delete
@@ -128,13 +139,11 @@ export class SettlementStatements {
       token: null,
       at: settlement.kind === "markProcessed" ? toEpochMs(settlement.at) : null,
     };
-    return inTransaction(this.#db, "immediate", () =>
-      held.map(({ id, token }) => {
-        parameters.id = id;
-        parameters.token = token === undefined ? null : toEpochMs(token.expiry);
-        return statement.run(parameters).changes > 0;
-      }),
-    );
+    return held.map(({ id, token }) => {
+      parameters.id = id;
+      parameters.token = token === undefined ? null : toEpochMs(token.expiry);
+      return statement.run(parameters).changes > 0;
+    });
   }
 
   #required(statement: SqliteStatement | null, kind: string, role: string): SqliteStatement {

@@ -1,0 +1,330 @@
+/**
+ * An ack sent with the next claim (`LeaseClaimer.settleAndClaim`), tested on the claimer
+ * directly and through a broker, in the lease and advisory lock forms: the acks (fenced by their
+ * tokens, or by their keys) and the claim in one transaction, a failure changing nothing, and a
+ * worker's ack carried by its next claim.
+ */
+import {
+  type AdvisoryClaimer,
+  BrokerError,
+  createBroker,
+  type Driver,
+  defineTable,
+  type LeaseClaimer,
+  type LeaseToken,
+  silentLogger,
+  type TableDefinition,
+} from "@rowclaim/core";
+import { describe, expect, it } from "vitest";
+import { claimColumns, leaseTable, publishRow, uniqueName, useSqliteFile } from "./support.js";
+
+const sqlite = useSqliteFile();
+const { driver } = sqlite;
+
+function table(): TableDefinition {
+  const defined = defineTable(leaseTable(uniqueName("settle_claim")));
+  sqlite.db.exec(driver().schemaSql(defined));
+  return defined;
+}
+
+function rows(t: TableDefinition): Record<string, unknown>[] {
+  return sqlite.db.prepare(`SELECT * FROM "${t.name}" ORDER BY id`).all() as Record<string, unknown>[];
+}
+
+async function leaseClaimer(t: TableDefinition): Promise<LeaseClaimer> {
+  const claimer = await driver().open(t, { group: null, logger: silentLogger });
+  if (claimer.form !== "lease") throw new Error("expected a lease claimer");
+  return claimer;
+}
+
+async function publish(t: TableDefinition, count: number): Promise<void> {
+  await driver().publish(
+    t,
+    Array.from({ length: count }, (_, n) => publishRow(JSON.stringify({ n }))),
+    {},
+  );
+}
+
+/** Claims `limit` rows with `claimer`, leased until `expiryMs`. */
+async function claim(
+  claimer: LeaseClaimer,
+  limit: number,
+  expiryMs = Date.now() + 60_000,
+): Promise<{ id: string | number | bigint; token: LeaseToken }[]> {
+  const claimed = await claimer.claim({ limit, now: new Date(), expiry: new Date(expiryMs) });
+  return claimed.map(({ row, token }) => ({ id: row.id, token }));
+}
+
+function settleAndClaim(claimer: LeaseClaimer): NonNullable<LeaseClaimer["settleAndClaim"]> {
+  const method = claimer.settleAndClaim;
+  if (method === undefined) throw new Error("the SQLite lease claimer has no settleAndClaim");
+  return method.bind(claimer);
+}
+
+describe("settleAndClaim: the acks and the next claim in one transaction (lease form)", () => {
+  it("deletes the acked rows and claims the next ones in claim order, leased with the new expiry", async () => {
+    const t = table();
+    const claimer = await leaseClaimer(t);
+    await publish(t, 5);
+    const held = await claim(claimer, 2);
+    const expiry = new Date(Math.floor(Date.now() / 1000) * 1000 + 90_000);
+    const result = await settleAndClaim(claimer)(
+      held,
+      { kind: "delete" },
+      { limit: 2, now: new Date(), expiry },
+    );
+    expect(result.settled).toEqual([true, true]);
+    expect(result.claimed.map(({ row }) => Number(row.id))).toEqual([3, 4]);
+    expect(result.claimed.map(({ token }) => token.expiry.getTime())).toEqual([
+      expiry.getTime(),
+      expiry.getTime(),
+    ]);
+    expect(rows(t).map((row) => [Number(row.id), row.locked_until])).toEqual([
+      [3, expiry.getTime()],
+      [4, expiry.getTime()],
+      [5, null],
+    ]);
+  });
+
+  it("never claims a row it settles, and claims nothing from an empty queue", async () => {
+    const t = table();
+    const claimer = await leaseClaimer(t);
+    await publish(t, 1);
+    // Leased until the past: the row would be claimable again, were it not settled first.
+    const held = await claim(claimer, 1, Date.now() - 5_000);
+    const result = await settleAndClaim(claimer)(
+      held,
+      { kind: "delete" },
+      { limit: 1, now: new Date(), expiry: new Date(Date.now() + 60_000) },
+    );
+    expect(result).toEqual({ settled: [true], claimed: [] });
+    expect(rows(t)).toEqual([]);
+  });
+
+  it("a row whose lease was taken over reads false and is unchanged; the other acks settle and the claim goes on", async () => {
+    const t = table();
+    const claimer = await leaseClaimer(t);
+    await publish(t, 4);
+    const held = await claim(claimer, 2);
+    sqlite.db.prepare(`UPDATE "${t.name}" SET locked_until = 1 WHERE id = ?`).run(held[1]?.id);
+    const result = await settleAndClaim(claimer)(
+      held,
+      { kind: "delete" },
+      { limit: 1, now: new Date(), expiry: new Date(Date.now() + 60_000) },
+    );
+    expect(result.settled).toEqual([true, false]);
+    // The taken-over row (its lease ran out) is due again and first in claim order: the claim takes it.
+    expect(result.claimed.map(({ row }) => Number(row.id))).toEqual([Number(held[1]?.id)]);
+    expect(rows(t).map((row) => Number(row.id))).toEqual([2, 3, 4]);
+  });
+
+  it("a failing claim rolls the acks back too: it throws, no row changed, and no transaction stays open", async () => {
+    const t = table();
+    const claimer = await leaseClaimer(t);
+    await publish(t, 3);
+    const held = await claim(claimer, 1);
+    const before = rows(t);
+    // The claim's UPDATE fails after the ack's DELETE ran in the same transaction.
+    sqlite.db.exec(
+      `CREATE TRIGGER "${t.name}_refuse" BEFORE UPDATE OF locked_until ON "${t.name}" BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+    );
+    const failure = await settleAndClaim(claimer)(
+      held,
+      { kind: "delete" },
+      { limit: 1, now: new Date(), expiry: new Date(Date.now() + 60_000) },
+    ).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(BrokerError.is(failure, "CONSTRAINT")).toBe(true);
+    expect(rows(t)).toEqual(before);
+    expect(sqlite.db.inTransaction).toBe(false);
+  });
+});
+
+/** Counts the calls a claimer's methods receive, passing every call on unchanged. */
+function countCalls(claimer: object, calls: Map<string, number>): object {
+  return new Proxy(claimer, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== "function" || typeof property !== "string") return value;
+      return (...args: unknown[]) => {
+        calls.set(property, (calls.get(property) ?? 0) + 1);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+/** The driver, with the claimers it opens wrapped by {@link countCalls}. */
+function countingDriver(inner: Driver, calls: Map<string, number>): Driver {
+  return new Proxy(inner, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (property === "open") {
+        const open = value as Driver["open"];
+        return async (...args: Parameters<Driver["open"]>) =>
+          countCalls(await open.apply(target, args), calls);
+      }
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describe("a worker's ack travels with its next claim (broker, lease form)", () => {
+  it("one worker draining a queue sends its acks inside its claims, each row settled once", async () => {
+    const t = table();
+    const count = 40;
+    await publish(t, count);
+    const calls = new Map<string, number>();
+    const broker = createBroker({ driver: countingDriver(driver(), calls), logger: silentLogger });
+    const handled: number[] = [];
+    const subscription = await broker.subscribe(t, (delivery) => void handled.push(Number(delivery.id)), {
+      workers: 1,
+      pollInterval: 20,
+    });
+    await expect.poll(() => subscription.stats.acked, { timeout: 10_000 }).toBe(count);
+    await subscription.stop();
+    expect(rows(t)).toEqual([]);
+    expect(handled).toEqual(Array.from({ length: count }, (_, n) => n + 1));
+    // Each ack after the first waits for the claim its worker starts next. An ack left alone at
+    // the end of a turn (the claim loop yields to the event loop now and then) goes on its own:
+    // at least half of them travel with a claim on the busiest machine.
+    const carried = calls.get("settleAndClaim") ?? 0;
+    const alone = (calls.get("settle") ?? 0) + (calls.get("settleMany") ?? 0);
+    expect(carried, `acks sent alone: ${alone}`).toBeGreaterThanOrEqual(count / 2);
+    expect(subscription.stats.settleErrors).toBe(0);
+    await broker.close();
+  });
+});
+
+function advisoryTable(): TableDefinition {
+  const name = uniqueName("settle_claim_adv");
+  const defined = defineTable({
+    name,
+    columns: { ...claimColumns },
+    extraColumns: ["account"],
+    advisoryLock: `${name}-{account}`,
+  });
+  sqlite.db.exec(driver().schemaSql(defined));
+  return defined;
+}
+
+async function advisoryClaimer(t: TableDefinition): Promise<AdvisoryClaimer> {
+  const claimer = await driver().open(t, { group: null, logger: silentLogger });
+  if (claimer.form !== "advisory") throw new Error("expected an advisory claimer");
+  return claimer;
+}
+
+async function publishAccounts(t: TableDefinition, accounts: readonly string[]): Promise<void> {
+  await driver().publish(
+    t,
+    accounts.map((account, n) => publishRow(JSON.stringify({ n }), { values: { account } })),
+    {},
+  );
+}
+
+function advisorySettleAndClaim(claimer: AdvisoryClaimer): NonNullable<AdvisoryClaimer["settleAndClaim"]> {
+  const method = claimer.settleAndClaim;
+  if (method === undefined) throw new Error("the SQLite advisory claimer has no settleAndClaim");
+  return method.bind(claimer);
+}
+
+describe("settleAndClaim: the acks and the next claim in one transaction (advisory lock form)", () => {
+  it("deletes the acked row, frees its key, and takes the key's next row in the same call", async () => {
+    const t = advisoryTable();
+    const claimer = await advisoryClaimer(t);
+    await publishAccounts(t, ["a", "a", "b"]);
+    const [first] = await claimer.claim({ limit: 1, now: new Date() });
+    if (first === undefined) throw new Error("claimed nothing");
+    // The attempt a claim leaves in the row (counted by the take).
+    const claimedAttempt = rows(t)[0]?.attempt;
+    const result = await advisorySettleAndClaim(claimer)(
+      [first],
+      { kind: "delete" },
+      { limit: 2, now: new Date() },
+    );
+    expect(result.settled).toEqual([true]);
+    expect(result.claimed.map(({ row }) => Number(row.id))).toEqual([2, 3]);
+    expect(first.token.held).toBe(false);
+    expect(result.claimed.every(({ token }) => token.held)).toBe(true);
+    expect(rows(t).map((row) => [Number(row.id), row.attempt])).toEqual([
+      [2, claimedAttempt],
+      [3, claimedAttempt],
+    ]);
+    // The key of row 2 ("a") is held again: a claim of this process passes over row 4 of "a".
+    await publishAccounts(t, ["a"]);
+    expect(await claimer.claim({ limit: 1, now: new Date() })).toEqual([]);
+    await claimer.close();
+  });
+
+  it("a row gone while its key was held reads false; the claim goes on", async () => {
+    const t = advisoryTable();
+    const claimer = await advisoryClaimer(t);
+    await publishAccounts(t, ["a", "b"]);
+    const [first] = await claimer.claim({ limit: 1, now: new Date() });
+    if (first === undefined) throw new Error("claimed nothing");
+    sqlite.db.prepare(`DELETE FROM "${t.name}" WHERE id = ?`).run(first.row.id);
+    const result = await advisorySettleAndClaim(claimer)(
+      [first],
+      { kind: "delete" },
+      { limit: 1, now: new Date() },
+    );
+    expect(result.settled).toEqual([false]);
+    expect(result.claimed.map(({ row }) => Number(row.id))).toEqual([2]);
+    await claimer.close();
+  });
+
+  it("a failing claim rolls the acks back too: it throws, no row changed, and every ack's key stays held", async () => {
+    const t = advisoryTable();
+    const claimer = await advisoryClaimer(t);
+    await publishAccounts(t, ["a", "b"]);
+    const [first] = await claimer.claim({ limit: 1, now: new Date() });
+    if (first === undefined) throw new Error("claimed nothing");
+    const before = rows(t);
+    // The take (an UPDATE counting the attempt) fails after the ack's DELETE ran in the same transaction.
+    sqlite.db.exec(
+      `CREATE TRIGGER "${t.name}_refuse" BEFORE UPDATE OF attempt ON "${t.name}" BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+    );
+    const failure = await advisorySettleAndClaim(claimer)(
+      [first],
+      { kind: "delete" },
+      { limit: 1, now: new Date() },
+    ).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(BrokerError.is(failure, "CONSTRAINT")).toBe(true);
+    expect(rows(t)).toEqual(before);
+    expect(sqlite.db.inTransaction).toBe(false);
+    expect(first.token.held).toBe(true);
+    await claimer.close();
+  });
+});
+
+describe("a worker's ack travels with its next claim (broker, advisory lock form)", () => {
+  it("one worker draining one key's rows takes each next row with the ack, without waiting for a poll", async () => {
+    const t = advisoryTable();
+    const count = 30;
+    await publishAccounts(
+      t,
+      Array.from({ length: count }, () => "a"),
+    );
+    const calls = new Map<string, number>();
+    const broker = createBroker({ driver: countingDriver(driver(), calls), logger: silentLogger });
+    const handled: number[] = [];
+    // A poll a minute apart: a claim that passed over the key just acked would leave the worker
+    // idle until the poll, and the drain below would not finish.
+    const subscription = await broker.subscribe(t, (delivery) => void handled.push(Number(delivery.id)), {
+      workers: 1,
+      pollInterval: 60_000,
+    });
+    await expect.poll(() => subscription.stats.acked, { timeout: 10_000 }).toBe(count);
+    expect(rows(t)).toEqual([]);
+    expect(handled).toEqual(Array.from({ length: count }, (_, n) => n + 1));
+    const carried = calls.get("settleAndClaim") ?? 0;
+    expect(carried, `acks sent alone: ${calls.get("settle") ?? 0}`).toBeGreaterThanOrEqual(count / 2);
+    expect(subscription.stats.settleErrors).toBe(0);
+    await broker.close();
+  });
+});
