@@ -61,11 +61,15 @@ export class BoundedPool implements PoolLike {
   }
 
   /** Runs one statement on a connection checked out within the bound, then returns it. */
-  async query(options: QueryOptionsLike): Promise<[unknown, unknown]> {
+  query(options: QueryOptionsLike): Promise<[unknown, unknown]>;
+  query(sql: string, values?: unknown[]): Promise<[unknown, unknown]>;
+  async query(statement: QueryOptionsLike | string, values?: unknown[]): Promise<[unknown, unknown]> {
     const connection = await this.getConnection();
     let broken = false;
     try {
-      return await connection.query(options);
+      return await (typeof statement === "string"
+        ? connection.query(statement, values)
+        : connection.query(statement));
     } catch (error) {
       broken = classifyError(error).connectionLost;
       throw error;

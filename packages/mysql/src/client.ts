@@ -13,9 +13,15 @@ export interface QueryOptionsLike {
   readonly rowsAsArray?: boolean;
 }
 
-/** Something that runs statements: a `mysql2/promise` pool or connection. */
+/**
+ * Something that runs statements: a `mysql2/promise` pool or connection. Both forms of mysql2's
+ * `query` are used: the options object where rows come back as arrays (`rowsAsArray`), the SQL
+ * text and its values otherwise (mysql2 copies an options object into a new one for every
+ * statement, which the text form skips).
+ */
 export interface QueryableLike {
   query(options: QueryOptionsLike): Promise<[unknown, unknown]>;
+  query(sql: string, values?: unknown[]): Promise<[unknown, unknown]>;
 }
 
 /** A connection checked out of a pool (`mysql2/promise` `PoolConnection`). */
@@ -57,7 +63,7 @@ export async function run(
   sql: string,
   values: unknown[] = [],
 ): Promise<ResultHeaderLike> {
-  const [header] = await client.query({ sql, values });
+  const [header] = await client.query(sql, values);
   return header as ResultHeaderLike;
 }
 

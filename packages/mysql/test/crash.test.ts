@@ -83,7 +83,7 @@ describe("KILL CONNECTION on a delivery's connection returns the row and the bro
       const pool = createPool({ uri: await mysqlUrl(), ...ownPoolOptions, connectionLimit: 6 });
       const sessions: number[] = [];
       const recording: PoolLike = {
-        query: (options) => pool.query(options),
+        query: pool.query.bind(pool) as PoolLike["query"],
         end: () => pool.end(),
         getConnection: async () => {
           const connection = await pool.getConnection();

@@ -199,9 +199,13 @@ describe("a one-row lease claim runs two autocommitted statements, and exactly o
             get threadId() {
               return connection.threadId;
             },
-            async query(options: QueryOptionsLike) {
-              const result = await connection.query(options);
-              if (interfere && options.sql.startsWith("SELECT") && options.sql.includes("LIMIT ?")) {
+            async query(statement: QueryOptionsLike | string, values?: unknown[]) {
+              const result =
+                typeof statement === "string"
+                  ? await connection.query(statement, values)
+                  : await connection.query(statement);
+              const sql = typeof statement === "string" ? statement : statement.sql;
+              if (interfere && sql.startsWith("SELECT") && sql.includes("LIMIT ?")) {
                 interfere = false;
                 await db.admin.query(`UPDATE ${quote(table.name)} SET attempt = attempt + 1 WHERE id = 1`);
               }

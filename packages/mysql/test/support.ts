@@ -148,7 +148,8 @@ export const leaseColumns = {
 /** A real mysql2 pool whose checked-out connections record every statement they run. */
 export function recordingPool(pool: PoolLike, statements: string[]): PoolLike {
   return {
-    query: (options: QueryOptionsLike) => pool.query(options),
+    query: (statement: QueryOptionsLike | string, values?: unknown[]) =>
+      typeof statement === "string" ? pool.query(statement, values) : pool.query(statement),
     end: () => pool.end(),
     async getConnection(): Promise<ConnectionLike> {
       const connection = await pool.getConnection();
@@ -156,9 +157,13 @@ export function recordingPool(pool: PoolLike, statements: string[]): PoolLike {
         get threadId() {
           return connection.threadId;
         },
-        query(options: QueryOptionsLike) {
-          statements.push(options.sql);
-          return connection.query(options);
+        query(statement: QueryOptionsLike | string, values?: unknown[]) {
+          if (typeof statement === "string") {
+            statements.push(statement);
+            return connection.query(statement, values);
+          }
+          statements.push(statement.sql);
+          return connection.query(statement);
         },
         release: () => connection.release(),
         destroy: () => connection.destroy(),
