@@ -16,6 +16,7 @@ import {
   type TableDefinition,
 } from "@rowclaim/core";
 import { describe, expect, it } from "vitest";
+import type { HeldKey } from "../src/keys.js";
 import { claimColumns, leaseTable, publishRow, uniqueName, useSqliteFile } from "./support.js";
 
 const sqlite = useSqliteFile();
@@ -210,10 +211,11 @@ function advisoryTable(): TableDefinition {
   return defined;
 }
 
-async function advisoryClaimer(t: TableDefinition): Promise<AdvisoryClaimer> {
+async function advisoryClaimer(t: TableDefinition): Promise<AdvisoryClaimer<HeldKey>> {
   const claimer = await driver().open(t, { group: null, logger: silentLogger });
   if (claimer.form !== "advisory") throw new Error("expected an advisory claimer");
-  return claimer;
+  // The SQLite driver's advisory tokens are its keys held in the process.
+  return claimer as AdvisoryClaimer<HeldKey>;
 }
 
 async function publishAccounts(t: TableDefinition, accounts: readonly string[]): Promise<void> {
@@ -224,7 +226,9 @@ async function publishAccounts(t: TableDefinition, accounts: readonly string[]):
   );
 }
 
-function advisorySettleAndClaim(claimer: AdvisoryClaimer): NonNullable<AdvisoryClaimer["settleAndClaim"]> {
+function advisorySettleAndClaim(
+  claimer: AdvisoryClaimer<HeldKey>,
+): NonNullable<AdvisoryClaimer<HeldKey>["settleAndClaim"]> {
   const method = claimer.settleAndClaim;
   if (method === undefined) throw new Error("the SQLite advisory claimer has no settleAndClaim");
   return method.bind(claimer);
