@@ -130,17 +130,20 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     const limit = Math.max(1, Math.floor(request.limit));
     const now = toEpochMs(request.now);
     const keys = heldKeys(db);
-    let taken: TakenRow[];
     try {
-      taken = await retryBusy(db, busy, () =>
+      return await retryBusy(db, busy, () =>
         // One row in the default (IMMEDIATE) mode: no BEGIN and COMMIT around the claim. The
         // take is one UPDATE, which takes the write lock as it starts (the IMMEDIATE
         // transaction the mode asks for) and checks the row is still claimable, so the
         // candidate read before it needs no transaction; a take that finds its row gone
-        // changes nothing. Several rows share one transaction: one commit for the batch.
-        mode === "immediate" && limit === 1
-          ? this.#takeRows(keys, noKeys, group, now, limit)
-          : inTransaction(db, mode, () => this.#takeRows(keys, noKeys, group, now, limit)),
+        // changes nothing. Several rows share one transaction: one commit for the batch. The
+        // keys are held in the same synchronous call (see `#hold`).
+        this.#hold(
+          keys,
+          mode === "immediate" && limit === 1
+            ? this.#takeRows(keys, noKeys, group, now, limit)
+            : inTransaction(db, mode, () => this.#takeRows(keys, noKeys, group, now, limit)),
+        ),
       );
     } catch (error) {
       throw normalizeError(error, {
@@ -149,7 +152,6 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
         statement: this.#candidatesSql,
       });
     }
-    return this.#hold(keys, taken);
   }
 
   /**
@@ -172,14 +174,16 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     const keys = heldKeys(db);
     const freed = new Set(acks.map(({ token }) => token.key));
     const held = acks.map(({ row }) => ({ id: row.id, token: undefined }));
-    let result: { settled: boolean[]; taken: TakenRow[] };
     try {
-      result = await retryBusy(db, busy, () =>
-        inTransaction(db, mode === "exclusive" ? "exclusive" : "immediate", () => ({
+      return await retryBusy(db, busy, () => {
+        const result = inTransaction(db, mode === "exclusive" ? "exclusive" : "immediate", () => ({
           settled: this.#settlements.ackEachWithin(held, settlement),
           taken: this.#takeRows(keys, freed, group, now, limit),
-        })),
-      );
+        }));
+        // Committed: the acked keys go and the taken rows' keys are held, before anything else runs.
+        for (const { token } of acks) token.drop();
+        return { settled: result.settled, claimed: this.#hold(keys, result.taken) };
+      });
     } catch (error) {
       throw normalizeError(error, {
         table: this.#table.name,
@@ -187,11 +191,14 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
         statement: this.#candidatesSql,
       });
     }
-    for (const { token } of acks) token.drop();
-    return { settled: result.settled, claimed: this.#hold(keys, result.taken) };
   }
 
-  /** Holds the key of each taken row. */
+  /**
+   * Holds the key of each taken row. Called in the synchronous call that took the rows, right
+   * after their transaction ended: a take counts the attempt but leaves the row claimable, so
+   * only its key, held before any other code of the process runs (another claim of this
+   * subscription, or of another broker on the same file), keeps the row from being taken twice.
+   */
   #hold(keys: Set<string>, taken: readonly TakenRow[]): Claimed<HeldKey>[] {
     return taken.map(({ row, key }) => ({
       row: toClaimedRow(this.#table, row, this.#takeCounts),
@@ -202,7 +209,7 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
   /**
    * Takes up to `limit` rows, each the first claimable row of a key free in the process (not in
    * `keys`, unless in `freed`) and not taken before in this call. Holds no key: the caller holds
-   * them once its transaction committed (nothing else of the process runs in between).
+   * them with `#hold` once its transaction committed, in the same synchronous call.
    */
   #takeRows(
     keys: ReadonlySet<string>,

@@ -306,6 +306,34 @@ describe("settleAndClaim: the acks and the next claim in one transaction (adviso
   });
 });
 
+describe("advisory claims that run at once never take one row twice", () => {
+  it("two claims started together take different rows: each holds its key before the other reads", async () => {
+    const t = advisoryTable();
+    const claimer = await advisoryClaimer(t);
+    await publishAccounts(t, ["a", "b"]);
+    const [first, second] = await Promise.all([
+      claimer.claim({ limit: 1, now: new Date() }),
+      claimer.claim({ limit: 1, now: new Date() }),
+    ]);
+    expect([...(first ?? []), ...(second ?? [])].map(({ row }) => Number(row.id)).sort()).toEqual([1, 2]);
+    await claimer.close();
+  });
+
+  it("a claim started beside an ack sent with a claim does not take the rows that claim took", async () => {
+    const t = advisoryTable();
+    const claimer = await advisoryClaimer(t);
+    await publishAccounts(t, ["a", "b", "c"]);
+    const [held] = await claimer.claim({ limit: 1, now: new Date() });
+    if (held === undefined) throw new Error("claimed nothing");
+    const [carried, beside] = await Promise.all([
+      advisorySettleAndClaim(claimer)([held], { kind: "delete" }, { limit: 1, now: new Date() }),
+      claimer.claim({ limit: 1, now: new Date() }),
+    ]);
+    expect([...carried.claimed, ...beside].map(({ row }) => Number(row.id)).sort()).toEqual([2, 3]);
+    await claimer.close();
+  });
+});
+
 describe("a worker's ack travels with its next claim (broker, advisory lock form)", () => {
   it("one worker draining one key's rows takes each next row with the ack, without waiting for a poll", async () => {
     const t = advisoryTable();
