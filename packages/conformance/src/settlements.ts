@@ -8,10 +8,11 @@
  *
  * @module
  */
-import { ack, BrokerError } from "@rowclaim/core";
+import { ack, BrokerError, type Delivery, type TableDefinition } from "@rowclaim/core";
 import { expect } from "vitest";
 import { caught } from "./assertions.js";
 import { countById, type Seen, see } from "./deliveries.js";
+import type { Fixture } from "./fixture.js";
 import type { ConformanceHarness } from "./harness.js";
 import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { allForms, columnNames } from "./tables.js";
@@ -33,6 +34,14 @@ interface Settled {
   readonly error: unknown;
   /** The row as a second connection read it right after `settle()` resolved (`undefined`: gone). */
   readonly rowAfter: Record<string, unknown> | undefined;
+}
+
+/** Acks `delivery`, then reads its row from a second connection as soon as `settle()` returned. */
+async function ackAndReadBack(fx: Fixture, table: TableDefinition, delivery: Delivery): Promise<Settled> {
+  const error = await caught(() => delivery.settle(ack()));
+  const id = idKey(delivery.id);
+  const rowAfter = (await fx.rows(table)).find((row) => idKey(row[columnNames.id]) === id);
+  return { id, error, rowAfter };
 }
 
 /** Registers the coalesced settlements sub-suite. */
@@ -64,10 +73,7 @@ export function settlementsSuite(harness: ConformanceHarness): void {
               async (delivery) => {
                 see(seen, delivery);
                 await release.opened;
-                const error = await caught(() => delivery.settle(ack()));
-                const id = idKey(delivery.id);
-                const rowAfter = (await fx.rows(table)).find((row) => idKey(row[columnNames.id]) === id);
-                results.push({ id, error, rowAfter });
+                results.push(await ackAndReadBack(fx, table, delivery));
               },
               // A row lock batch of every row: its acks go to the database together before COMMIT.
               { workers: AT_ONCE, batch: AT_ONCE, pollInterval: 20 },
@@ -151,9 +157,7 @@ export function settlementsSuite(harness: ConformanceHarness): void {
             }
             see(firstRound, delivery);
             await release.opened;
-            const error = await caught(() => delivery.settle(ack()));
-            const rowAfter = (await fx.rows(table)).find((row) => idKey(row[columnNames.id]) === id);
-            results.push({ id, error, rowAfter });
+            results.push(await ackAndReadBack(fx, table, delivery));
             return undefined;
           },
           { workers: count, pollInterval: 20 },
@@ -231,10 +235,7 @@ export function settlementsSuite(harness: ConformanceHarness): void {
             table,
             async (delivery) => {
               see(seen, delivery);
-              const error = await caught(() => delivery.settle(ack()));
-              const id = idKey(delivery.id);
-              const rowAfter = (await fx.rows(table)).find((row) => idKey(row[columnNames.id]) === id);
-              results.push({ id, error, rowAfter });
+              results.push(await ackAndReadBack(fx, table, delivery));
             },
             { workers: 1, pollInterval: 20 },
           );

@@ -14,7 +14,7 @@ import { claimColumns, publishRow, uniqueName, useSqliteFile, waitFor } from "./
 // The file's hooks close the drivers after each test: registered first, they run after this
 // file's own `afterEach`, which closes the brokers.
 const sqlite = useSqliteFile();
-const { driver } = sqlite;
+const { driver, rows } = sqlite;
 const brokers: Broker[] = [];
 
 afterEach(async () => {
@@ -37,10 +37,6 @@ function table(key = "{account}"): TableDefinition {
   });
   sqlite.db.exec(driver().schemaSql(defined));
   return defined;
-}
-
-function rows(t: TableDefinition): Record<string, unknown>[] {
-  return sqlite.db.prepare(`SELECT * FROM "${t.name}" ORDER BY id`).all() as Record<string, unknown>[];
 }
 
 describe("advisory keys", () => {

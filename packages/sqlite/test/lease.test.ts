@@ -18,6 +18,7 @@ import { createSqliteDriver, type SqliteDriver } from "../src/index.js";
 import { leaseTable, openConnection, publishRow, uniqueName, useSqliteFile, waitFor } from "./support.js";
 
 const sqlite = useSqliteFile();
+const { rows } = sqlite;
 const brokers: Broker[] = [];
 
 afterEach(async () => {
@@ -38,10 +39,6 @@ function table(extra: Partial<TableDescription> = {}, prefix = "lease"): TableDe
   const defined = defineTable(leaseTable(uniqueName(prefix), extra));
   sqlite.db.exec(driver().schemaSql(defined));
   return defined;
-}
-
-function rows(t: TableDefinition): Record<string, unknown>[] {
-  return sqlite.db.prepare(`SELECT * FROM "${t.name}" ORDER BY id`).all() as Record<string, unknown>[];
 }
 
 describe("lease claims", () => {

@@ -20,7 +20,7 @@ import type { HeldKey } from "../src/keys.js";
 import { claimColumns, leaseTable, publishRow, uniqueName, useSqliteFile } from "./support.js";
 
 const sqlite = useSqliteFile();
-const { driver } = sqlite;
+const { driver, rows, leaseClaimer, advisoryClaimer } = sqlite;
 
 function table(): TableDefinition {
   const defined = defineTable(leaseTable(uniqueName("settle_claim")));
@@ -28,22 +28,20 @@ function table(): TableDefinition {
   return defined;
 }
 
-function rows(t: TableDefinition): Record<string, unknown>[] {
-  return sqlite.db.prepare(`SELECT * FROM "${t.name}" ORDER BY id`).all() as Record<string, unknown>[];
-}
-
-async function leaseClaimer(t: TableDefinition): Promise<LeaseClaimer> {
-  const claimer = await driver().open(t, { group: null, logger: silentLogger });
-  if (claimer.form !== "lease") throw new Error("expected a lease claimer");
-  return claimer;
-}
-
-async function publish(t: TableDefinition, count: number): Promise<void> {
+/** Publishes one row per entry of `accounts` (its `account` value; `undefined`: the table has no such column). */
+async function publish(t: TableDefinition, accounts: readonly (string | undefined)[]): Promise<void> {
   await driver().publish(
     t,
-    Array.from({ length: count }, (_, n) => publishRow(JSON.stringify({ n }))),
+    accounts.map((account, n) =>
+      publishRow(JSON.stringify({ n }), account === undefined ? {} : { values: { account } }),
+    ),
     {},
   );
+}
+
+/** `count` rows of a table without an account column. */
+function unkeyed(count: number): undefined[] {
+  return Array.from({ length: count }, () => undefined);
 }
 
 /** Claims `limit` rows with `claimer`, leased until `expiryMs`. */
@@ -56,17 +54,20 @@ async function claim(
   return claimed.map(({ row, token }) => ({ id: row.id, token }));
 }
 
-function settleAndClaim(claimer: LeaseClaimer): NonNullable<LeaseClaimer["settleAndClaim"]> {
+/** The claimer's `settleAndClaim`, bound to it; fails the test when the claimer has none. */
+function settleAndClaim<C extends LeaseClaimer | AdvisoryClaimer<HeldKey>>(
+  claimer: C,
+): NonNullable<C["settleAndClaim"]> {
   const method = claimer.settleAndClaim;
-  if (method === undefined) throw new Error("the SQLite lease claimer has no settleAndClaim");
-  return method.bind(claimer);
+  if (method === undefined) throw new Error(`the SQLite ${claimer.form} claimer has no settleAndClaim`);
+  return method.bind(claimer) as NonNullable<C["settleAndClaim"]>;
 }
 
 describe("settleAndClaim: the acks and the next claim in one transaction (lease form)", () => {
   it("deletes the acked rows and claims the next ones in claim order, leased with the new expiry", async () => {
     const t = table();
     const claimer = await leaseClaimer(t);
-    await publish(t, 5);
+    await publish(t, unkeyed(5));
     const held = await claim(claimer, 2);
     const expiry = new Date(Math.floor(Date.now() / 1000) * 1000 + 90_000);
     const result = await settleAndClaim(claimer)(
@@ -90,7 +91,7 @@ describe("settleAndClaim: the acks and the next claim in one transaction (lease 
   it("never claims a row it settles, and claims nothing from an empty queue", async () => {
     const t = table();
     const claimer = await leaseClaimer(t);
-    await publish(t, 1);
+    await publish(t, unkeyed(1));
     // Leased until the past: the row would be claimable again, were it not settled first.
     const held = await claim(claimer, 1, Date.now() - 5_000);
     const result = await settleAndClaim(claimer)(
@@ -105,7 +106,7 @@ describe("settleAndClaim: the acks and the next claim in one transaction (lease 
   it("a row whose lease was taken over reads false and is unchanged; the other acks settle and the claim goes on", async () => {
     const t = table();
     const claimer = await leaseClaimer(t);
-    await publish(t, 4);
+    await publish(t, unkeyed(4));
     const held = await claim(claimer, 2);
     sqlite.db.prepare(`UPDATE "${t.name}" SET locked_until = 1 WHERE id = ?`).run(held[1]?.id);
     const result = await settleAndClaim(claimer)(
@@ -122,7 +123,7 @@ describe("settleAndClaim: the acks and the next claim in one transaction (lease 
   it("a failing claim rolls the acks back too: it throws, no row changed, and no transaction stays open", async () => {
     const t = table();
     const claimer = await leaseClaimer(t);
-    await publish(t, 3);
+    await publish(t, unkeyed(3));
     const held = await claim(claimer, 1);
     const before = rows(t);
     // The claim's UPDATE fails after the ack's DELETE ran in the same transaction.
@@ -176,7 +177,7 @@ describe("a worker's ack travels with its next claim (broker, lease form)", () =
   it("one worker draining a queue sends its acks inside its claims, each row settled once", async () => {
     const t = table();
     const count = 40;
-    await publish(t, count);
+    await publish(t, unkeyed(count));
     const calls = new Map<string, number>();
     const broker = createBroker({ driver: countingDriver(driver(), calls), logger: silentLogger });
     const handled: number[] = [];
@@ -211,43 +212,16 @@ function advisoryTable(): TableDefinition {
   return defined;
 }
 
-async function advisoryClaimer(t: TableDefinition): Promise<AdvisoryClaimer<HeldKey>> {
-  const claimer = await driver().open(t, { group: null, logger: silentLogger });
-  if (claimer.form !== "advisory") throw new Error("expected an advisory claimer");
-  // The SQLite driver's advisory tokens are its keys held in the process.
-  return claimer as AdvisoryClaimer<HeldKey>;
-}
-
-async function publishAccounts(t: TableDefinition, accounts: readonly string[]): Promise<void> {
-  await driver().publish(
-    t,
-    accounts.map((account, n) => publishRow(JSON.stringify({ n }), { values: { account } })),
-    {},
-  );
-}
-
-function advisorySettleAndClaim(
-  claimer: AdvisoryClaimer<HeldKey>,
-): NonNullable<AdvisoryClaimer<HeldKey>["settleAndClaim"]> {
-  const method = claimer.settleAndClaim;
-  if (method === undefined) throw new Error("the SQLite advisory claimer has no settleAndClaim");
-  return method.bind(claimer);
-}
-
 describe("settleAndClaim: the acks and the next claim in one transaction (advisory lock form)", () => {
   it("deletes the acked row, frees its key, and takes the key's next row in the same call", async () => {
     const t = advisoryTable();
     const claimer = await advisoryClaimer(t);
-    await publishAccounts(t, ["a", "a", "b"]);
+    await publish(t, ["a", "a", "b"]);
     const [first] = await claimer.claim({ limit: 1, now: new Date() });
     if (first === undefined) throw new Error("claimed nothing");
     // The attempt a claim leaves in the row (counted by the take).
     const claimedAttempt = rows(t)[0]?.attempt;
-    const result = await advisorySettleAndClaim(claimer)(
-      [first],
-      { kind: "delete" },
-      { limit: 2, now: new Date() },
-    );
+    const result = await settleAndClaim(claimer)([first], { kind: "delete" }, { limit: 2, now: new Date() });
     expect(result.settled).toEqual([true]);
     expect(result.claimed.map(({ row }) => Number(row.id))).toEqual([2, 3]);
     expect(first.token.held).toBe(false);
@@ -257,7 +231,7 @@ describe("settleAndClaim: the acks and the next claim in one transaction (adviso
       [3, claimedAttempt],
     ]);
     // The key of row 2 ("a") is held again: a claim of this process passes over row 4 of "a".
-    await publishAccounts(t, ["a"]);
+    await publish(t, ["a"]);
     expect(await claimer.claim({ limit: 1, now: new Date() })).toEqual([]);
     await claimer.close();
   });
@@ -265,15 +239,11 @@ describe("settleAndClaim: the acks and the next claim in one transaction (adviso
   it("a row gone while its key was held reads false; the claim goes on", async () => {
     const t = advisoryTable();
     const claimer = await advisoryClaimer(t);
-    await publishAccounts(t, ["a", "b"]);
+    await publish(t, ["a", "b"]);
     const [first] = await claimer.claim({ limit: 1, now: new Date() });
     if (first === undefined) throw new Error("claimed nothing");
     sqlite.db.prepare(`DELETE FROM "${t.name}" WHERE id = ?`).run(first.row.id);
-    const result = await advisorySettleAndClaim(claimer)(
-      [first],
-      { kind: "delete" },
-      { limit: 1, now: new Date() },
-    );
+    const result = await settleAndClaim(claimer)([first], { kind: "delete" }, { limit: 1, now: new Date() });
     expect(result.settled).toEqual([false]);
     expect(result.claimed.map(({ row }) => Number(row.id))).toEqual([2]);
     await claimer.close();
@@ -282,7 +252,7 @@ describe("settleAndClaim: the acks and the next claim in one transaction (adviso
   it("a failing claim rolls the acks back too: it throws, no row changed, and every ack's key stays held", async () => {
     const t = advisoryTable();
     const claimer = await advisoryClaimer(t);
-    await publishAccounts(t, ["a", "b"]);
+    await publish(t, ["a", "b"]);
     const [first] = await claimer.claim({ limit: 1, now: new Date() });
     if (first === undefined) throw new Error("claimed nothing");
     const before = rows(t);
@@ -290,7 +260,7 @@ describe("settleAndClaim: the acks and the next claim in one transaction (adviso
     sqlite.db.exec(
       `CREATE TRIGGER "${t.name}_refuse" BEFORE UPDATE OF attempt ON "${t.name}" BEGIN SELECT RAISE(ABORT, 'refused'); END`,
     );
-    const failure = await advisorySettleAndClaim(claimer)(
+    const failure = await settleAndClaim(claimer)(
       [first],
       { kind: "delete" },
       { limit: 1, now: new Date() },
@@ -310,7 +280,7 @@ describe("advisory claims that run at once never take one row twice", () => {
   it("two claims started together take different rows: each holds its key before the other reads", async () => {
     const t = advisoryTable();
     const claimer = await advisoryClaimer(t);
-    await publishAccounts(t, ["a", "b"]);
+    await publish(t, ["a", "b"]);
     const [first, second] = await Promise.all([
       claimer.claim({ limit: 1, now: new Date() }),
       claimer.claim({ limit: 1, now: new Date() }),
@@ -322,11 +292,11 @@ describe("advisory claims that run at once never take one row twice", () => {
   it("a claim started beside an ack sent with a claim does not take the rows that claim took", async () => {
     const t = advisoryTable();
     const claimer = await advisoryClaimer(t);
-    await publishAccounts(t, ["a", "b", "c"]);
+    await publish(t, ["a", "b", "c"]);
     const [held] = await claimer.claim({ limit: 1, now: new Date() });
     if (held === undefined) throw new Error("claimed nothing");
     const [carried, beside] = await Promise.all([
-      advisorySettleAndClaim(claimer)([held], { kind: "delete" }, { limit: 1, now: new Date() }),
+      settleAndClaim(claimer)([held], { kind: "delete" }, { limit: 1, now: new Date() }),
       claimer.claim({ limit: 1, now: new Date() }),
     ]);
     expect([...carried.claimed, ...beside].map(({ row }) => Number(row.id)).sort()).toEqual([2, 3]);
@@ -338,7 +308,7 @@ describe("a worker's ack travels with its next claim (broker, advisory lock form
   it("one worker draining one key's rows takes each next row with the ack, without waiting for a poll", async () => {
     const t = advisoryTable();
     const count = 30;
-    await publishAccounts(
+    await publish(
       t,
       Array.from({ length: count }, () => "a"),
     );

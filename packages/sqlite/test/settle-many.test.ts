@@ -16,7 +16,7 @@ import { describe, expect, it } from "vitest";
 import { leaseTable, publishRow, uniqueName, useSqliteFile } from "./support.js";
 
 const sqlite = useSqliteFile();
-const { driver } = sqlite;
+const { driver, rows, leaseClaimer } = sqlite;
 
 function table(extra: Partial<TableDescription> = {}): TableDefinition {
   const defined = defineTable(leaseTable(uniqueName("settle_many"), extra));
@@ -25,16 +25,6 @@ function table(extra: Partial<TableDescription> = {}): TableDefinition {
 }
 
 const withProcessedAt = { columns: { ...leaseTable("x").columns, processedAt: "processed_at" } };
-
-function rows(t: TableDefinition): Record<string, unknown>[] {
-  return sqlite.db.prepare(`SELECT * FROM "${t.name}" ORDER BY id`).all() as Record<string, unknown>[];
-}
-
-async function leaseClaimer(t: TableDefinition): Promise<LeaseClaimer> {
-  const claimer = await driver().open(t, { group: null, logger: silentLogger });
-  if (claimer.form !== "lease") throw new Error("expected a lease claimer");
-  return claimer;
-}
 
 /** Publishes `count` rows and claims them all with `claimer`, leased until `expiryMs`. */
 async function publishAndClaim(

@@ -5,10 +5,18 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PublishRow, TableDescription } from "@rowclaim/core";
+import {
+  type AdvisoryClaimer,
+  type LeaseClaimer,
+  type PublishRow,
+  silentLogger,
+  type TableDefinition,
+  type TableDescription,
+} from "@rowclaim/core";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { createSqliteDriver, type SqliteDriver } from "../src/index.js";
+import type { HeldKey } from "../src/keys.js";
 
 /** A temp directory with a database file path in it, removed by `remove()`. */
 export function tempDatabaseFile(prefix = "rowclaim-sqlite-"): { file: string; remove(): void } {
@@ -38,6 +46,12 @@ export interface SqliteFile {
   readonly driver: () => SqliteDriver;
   /** Closes `drivers` made otherwise (on another file, in memory) after the current test too. */
   readonly closeAfterTest: (...drivers: SqliteDriver[]) => void;
+  /** Every row of `table`, read on the test's own connection, by id. */
+  readonly rows: (table: TableDefinition) => Record<string, unknown>[];
+  /** A claimer of `table` (no group) opened by a new driver; fails unless the table is a lease table. */
+  readonly leaseClaimer: (table: TableDefinition) => Promise<LeaseClaimer>;
+  /** As {@link SqliteFile.leaseClaimer}, for an advisory lock table; its tokens are the driver's keys held in the process. */
+  readonly advisoryClaimer: (table: TableDefinition) => Promise<AdvisoryClaimer<HeldKey>>;
 }
 
 /**
@@ -59,21 +73,34 @@ export function useSqliteFile(): SqliteFile {
     db?.close();
     temp.remove();
   });
+  const connection = (): Database.Database => {
+    if (db === undefined)
+      throw new Error("useSqliteFile: read the connection inside a test or a later hook.");
+    return db;
+  };
+  const driver = (): SqliteDriver => {
+    const made = createSqliteDriver({ filename: temp.file });
+    drivers.push(made);
+    return made;
+  };
+  const open = async (table: TableDefinition, form: "lease" | "advisory") => {
+    const claimer = await driver().open(table, { group: null, logger: silentLogger });
+    if (claimer.form !== form) throw new Error(`expected a ${form} claimer, got a ${claimer.form} one`);
+    return claimer;
+  };
   return {
     file: temp.file,
     get db() {
-      if (db === undefined)
-        throw new Error("useSqliteFile: read the connection inside a test or a later hook.");
-      return db;
+      return connection();
     },
-    driver: () => {
-      const made = createSqliteDriver({ filename: temp.file });
-      drivers.push(made);
-      return made;
-    },
+    driver,
     closeAfterTest: (...made) => {
       drivers.push(...made);
     },
+    rows: (table) =>
+      connection().prepare(`SELECT * FROM "${table.name}" ORDER BY id`).all() as Record<string, unknown>[],
+    leaseClaimer: async (table) => (await open(table, "lease")) as LeaseClaimer,
+    advisoryClaimer: async (table) => (await open(table, "advisory")) as AdvisoryClaimer<HeldKey>,
   };
 }
 
