@@ -78,6 +78,30 @@ export interface RowLockClaimer<T extends RowLockToken = RowLockToken> extends C
    * is over and its connection returned (the broker calls no `rollback` after it).
    */
   settleAndCommit?(token: T, rows: readonly ClaimedRow[], settlement: AckSettlement): Promise<void>;
+  /**
+   * Optional (a batch's end carries the next claim): ends the batch of `token` as {@link
+   * RowLockClaimer.settleAndCommit} does (`rows` may be empty: then only the commit), then, on the
+   * same connection, opens the next claim's transaction and claims as {@link
+   * RowLockClaimer.claim} does with `request`: sent together where the client allows
+   * (PostgreSQL's pipelined connection: the acks, `COMMIT`, `BEGIN` and the claim in one write,
+   * one round trip instead of two and no checkout from the pool). The broker calls it when a
+   * claim starts in the event-loop turn in which a batch's last row settled, and otherwise ends
+   * the batch with `settleAndCommit`.
+   *
+   * Never throws; reports the two parts apart. `ended`: `undefined` once the batch committed,
+   * else `{ error }`: why nothing of it was committed (the transaction is over, as after a failed
+   * `settleAndCommit`). `claimed`: the new batch (its token holds the connection now; the ended
+   * batch's token holds nothing), `null` when no row was due (that transaction ended and the
+   * connection went back), or the claim's error, after which the claimer has ended the claim's
+   * transaction and let the connection go; the broker then claims again on its own (a new
+   * connection), so a claim is never lost to the batch's end.
+   */
+  commitAndClaim?(
+    token: T,
+    rows: readonly ClaimedRow[],
+    settlement: AckSettlement,
+    request: ClaimRequest,
+  ): Promise<CommittedAndClaimed<T>>;
   /** Commits the batch's transaction and returns its connection. */
   commit(token: T): Promise<void>;
   /** Rolls the batch's transaction back (every row due again, no attempt spent) and returns its connection. */
@@ -91,6 +115,14 @@ export interface RowLockClaimer<T extends RowLockToken = RowLockToken> extends C
    * rethrows its error unchanged.
    */
   transaction?(token: T, row: ClaimedRow, work: TransactionWork): Promise<void>;
+}
+
+/** What {@link RowLockClaimer.commitAndClaim} returns: how the batch ended, and the next claim. */
+export interface CommittedAndClaimed<T extends RowLockToken = RowLockToken> {
+  /** `undefined` once the batch committed; else why nothing of it was committed. */
+  readonly ended: { readonly error: unknown } | undefined;
+  /** The next claim: its batch, `null` when no row was due, or `{ error }` when it failed. */
+  readonly claimed: RowLockBatch<T> | null | { readonly error: unknown };
 }
 
 /**

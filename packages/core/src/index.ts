@@ -73,6 +73,7 @@ export {
   type Claimed,
   type Claimer,
   type ClaimRequest,
+  type CommittedAndClaimed,
   type LeaseClaimer,
   type LeaseClaimRequest,
   MAX_COALESCED_SETTLEMENTS,

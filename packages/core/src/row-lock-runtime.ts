@@ -8,10 +8,18 @@
  * batch's last settlement, and the batch's acks then go as one statement just before the
  * commit. Nothing is lost by waiting: every settlement of a batch resolves only at its commit.
  *
+ * A batch's end carries the next claim where the claimer has `commitAndClaim`: a batch whose
+ * last row acked waits, within the event-loop turn in which it did, for the subscription's next
+ * claim (a worker frees its slot when it acks, so that claim starts in the same turn), and the
+ * acks, the commit and the next claim then go together on the batch's connection: one round trip
+ * a row instead of two, and no checkout from the pool. A batch no claim took by the end of the
+ * turn ends alone (`EndOfTurn`). A carried claim that fails is made again on its own.
+ *
  * @module
  */
+import { EndOfTurn } from "./end-of-turn.js";
 import { BatchRolledBackError, BrokerError } from "./errors.js";
-import type { RowLockClaimer } from "./forms.js";
+import type { ClaimRequest, RowLockBatch, RowLockClaimer } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { Logger } from "./logger.js";
@@ -26,26 +34,61 @@ export class RowLockRuntime implements FormRuntime {
   readonly #claimer: RowLockClaimer;
   readonly #table: TableDefinition;
   readonly #logger: Logger;
+  /** Batches whose every row settled, waiting (within this turn) for a claim to carry their end. */
+  readonly #ending: BatchState[] = [];
+  readonly #endOfTurn = new EndOfTurn(() => this.#endAlone());
+  /** How a batch offers its end to the next claim; `undefined` where the claimer cannot carry it. */
+  readonly #carry: ((batch: BatchState) => void) | undefined;
 
   constructor(claimer: RowLockClaimer, table: TableDefinition, logger: Logger) {
     this.#claimer = claimer;
     this.#table = table;
     this.#logger = logger;
+    this.#carry =
+      claimer.commitAndClaim === undefined || claimer.settleMany === undefined
+        ? undefined
+        : (batch) => {
+            this.#ending.push(batch);
+            this.#endOfTurn.set();
+          };
   }
 
   async claim(limit: number): Promise<readonly HeldRow[]> {
-    const batch = await this.#claimer.claim({ limit, now: new Date() });
+    const request: ClaimRequest = { limit, now: new Date() };
+    const ending = this.#ending.shift();
+    const batch =
+      ending === undefined ? await this.#claimer.claim(request) : await this.#claimAfter(ending, request);
     if (batch === null) return [];
     if (batch.rows.length === 0) {
       await this.#claimer.commit(batch.token);
       return [];
     }
-    const state = new BatchState(this.#claimer, batch.token, batch.rows.length, this.#table, this.#logger);
+    const state = new BatchState(
+      this.#claimer,
+      batch.token,
+      batch.rows.length,
+      this.#table,
+      this.#logger,
+      this.#carry,
+    );
     return batch.rows.map((row) => state.hold(row));
   }
 
   close(): Promise<void> {
+    this.#endAlone();
     return this.#claimer.close();
+  }
+
+  /** The claim carried by `ending`'s end; made again on its own (a new connection) should it fail. */
+  async #claimAfter(ending: BatchState, request: ClaimRequest): Promise<RowLockBatch | null> {
+    const claimed = await ending.endWithClaim(request);
+    if (claimed !== null && "error" in claimed) return this.#claimer.claim({ ...request, now: new Date() });
+    return claimed;
+  }
+
+  /** Ends, each alone, the batches no claim took this turn. */
+  #endAlone(): void {
+    for (const batch of this.#ending.splice(0)) void batch.endAlone();
   }
 }
 
@@ -54,12 +97,17 @@ class BatchState {
   readonly #token: RowLockToken;
   readonly #table: TableDefinition;
   readonly #logger: Logger;
+  readonly #carry: ((batch: BatchState) => void) | undefined;
   #unsettled: number;
   /** Settlement statements run one after another on the batch's connection. */
   #chain: Promise<void> = Promise.resolve();
+  /** Steps of {@link BatchState.#chain} not finished yet. */
+  #queued = 0;
   /** Why the batch ended without committing, once it has. */
   #failure: Error | undefined;
   #ended = false;
+  /** The batch's acks, once its end was offered to the next claim (until a claim or the turn's end takes it). */
+  #offered: { readonly rows: ClaimedRow[]; readonly settlement: AckSettlement } | undefined;
   readonly #done: Promise<void>;
   #resolveDone!: () => void;
   readonly #controllers = new Set<LazyAbort>();
@@ -76,39 +124,52 @@ class BatchState {
     size: number,
     table: TableDefinition,
     logger: Logger,
+    carry: ((batch: BatchState) => void) | undefined,
   ) {
     this.#claimer = claimer;
     this.#token = token;
     this.#unsettled = size;
     this.#table = table;
     this.#logger = logger;
+    this.#carry = carry;
     this.#done = new Promise((resolve) => {
       this.#resolveDone = resolve;
     });
   }
 
   hold(row: ClaimedRow): HeldRow {
+    return new RowLockHold(this, row);
+  }
+
+  /** A new controller for one of the batch's deliveries (aborted when the batch ends without committing). */
+  controller(): LazyAbort {
     const controller = new LazyAbort();
     this.#controllers.add(controller);
-    return {
-      row,
-      get signal() {
-        return controller.signal;
-      },
-      get aborted() {
-        return controller.aborted;
-      },
-      leaseExpiry: undefined,
-      settle: (settlement) => this.#settle(row, settlement),
-      giveBack: async (reason: BrokerError) => {
-        controller.abort(reason);
-        await this.#giveBack();
-      },
-      ...(this.#claimer.transaction === undefined
-        ? {}
-        : { transaction: (work: TransactionWork) => this.#transaction(row, work) }),
-      abandon: (reason) => this.#rollback(reason),
+    return controller;
+  }
+
+  /** Whether the claimer runs transactional handlers. */
+  get transactional(): boolean {
+    return this.#claimer.transaction !== undefined;
+  }
+
+  /**
+   * Runs `step` after the batch's other steps, on its connection one statement at a time: at
+   * once (its synchronous part in this call) when none is waiting, so that a batch whose last
+   * row acks offers its end to a claim starting in this turn.
+   */
+  #queue(step: () => Promise<void>): Promise<void> {
+    this.#queued += 1;
+    const run = async (): Promise<void> => {
+      try {
+        await step();
+      } finally {
+        this.#queued -= 1;
+      }
     };
+    const next = this.#queued === 1 ? run() : this.#chain.then(run);
+    this.#chain = next;
+    return next;
   }
 
   /**
@@ -118,12 +179,12 @@ class BatchState {
    * the row stays unsettled, and the body's error is rethrown at once. A settlement that fails
    * rolls the whole batch back, every other row's writes with it (`BATCH_ROLLED_BACK`).
    */
-  async #transaction(row: ClaimedRow, work: TransactionWork): Promise<void> {
+  async transaction(row: ClaimedRow, work: TransactionWork): Promise<void> {
     const watched = watchWork(work);
     let ownFailure: unknown;
     let bodyFailure: { error: unknown } | undefined;
     const transaction = this.#claimer.transaction as NonNullable<RowLockClaimer["transaction"]>;
-    const step = this.#chain.then(async () => {
+    await this.#queue(async () => {
       if (this.#ended) return;
       try {
         await transaction.call(this.#claimer, this.#token, row, watched.work);
@@ -133,28 +194,24 @@ class BatchState {
           return;
         }
         ownFailure = error;
-        await this.#rollback(error instanceof Error ? error : new Error(String(error)));
+        await this.rollback(error instanceof Error ? error : new Error(String(error)));
         return;
       }
-      this.#unsettled -= 1;
-      if (this.#unsettled === 0) await this.#finish();
+      await this.#settled();
     });
-    this.#chain = step;
-    await step;
     if (bodyFailure !== undefined) throw bodyFailure.error;
     await this.#done;
     if (ownFailure !== undefined) throw ownFailure;
     this.#throwIfRolledBack();
   }
 
-  async #settle(row: ClaimedRow, settlement: Settlement): Promise<void> {
+  async settle(row: ClaimedRow, settlement: Settlement): Promise<void> {
     let ownFailure: unknown;
-    let deferred = false;
-    const step = this.#chain.then(async () => {
+    const deferred = this.#claimer.settleMany !== undefined && isAckSettlement(settlement);
+    await this.#queue(async () => {
       if (this.#ended) return;
-      if (this.#claimer.settleMany !== undefined && isAckSettlement(settlement)) {
+      if (deferred) {
         // Sent with the batch's other acks at its end (see the module's notes).
-        deferred = true;
         this.#acked.push(row);
         this.#ack = settlement;
       } else {
@@ -162,15 +219,12 @@ class BatchState {
           await this.#claimer.settle(this.#token, row, settlement);
         } catch (error) {
           ownFailure = error;
-          await this.#rollback(error instanceof Error ? error : new Error(String(error)));
+          await this.rollback(error instanceof Error ? error : new Error(String(error)));
           return;
         }
       }
-      this.#unsettled -= 1;
-      if (this.#unsettled === 0) await this.#finish();
+      await this.#settled();
     });
-    this.#chain = step;
-    await step;
     await this.#done;
     if (ownFailure !== undefined) throw ownFailure;
     if (deferred && this.#ackFailure !== undefined) throw this.#ackFailure;
@@ -178,21 +232,74 @@ class BatchState {
   }
 
   /** A row claimed ahead and never delivered: the batch ends without touching it. */
-  async #giveBack(): Promise<void> {
-    const step = this.#chain.then(async () => {
+  async giveBack(): Promise<void> {
+    await this.#queue(async () => {
       if (this.#ended) return;
-      this.#unsettled -= 1;
-      if (this.#unsettled === 0) await this.#finish();
+      await this.#settled();
     });
-    this.#chain = step;
-    await step;
   }
 
-  /** Every row settled: sends the waiting acks (one statement), then commits. */
+  /** One more row settled (or given back): the batch ends after its last. */
+  async #settled(): Promise<void> {
+    this.#unsettled -= 1;
+    if (this.#unsettled === 0) await this.#finish();
+  }
+
+  /**
+   * Every row settled: offers the batch's end to the next claim where it can carry it (the
+   * batch has acks, and the claimer `commitAndClaim`); else sends the waiting acks (one
+   * statement), then commits.
+   */
   async #finish(): Promise<void> {
     const acked = this.#acked.splice(0);
     const settlement = acked.length > 0 ? this.#ack : undefined;
-    if (settlement === undefined) {
+    if (settlement !== undefined && this.#carry !== undefined) {
+      this.#offered = { rows: acked, settlement };
+      this.#carry(this);
+      return;
+    }
+    await this.#endWith(acked, settlement);
+  }
+
+  /** Ends the offered batch on its own: no claim took its end within the turn. */
+  async endAlone(): Promise<void> {
+    const offered = this.#offered;
+    if (offered === undefined) return;
+    this.#offered = undefined;
+    await this.#endWith(offered.rows, offered.settlement);
+  }
+
+  /**
+   * Ends the offered batch together with the next claim on its connection (`commitAndClaim`);
+   * resolves the claim's part: its batch, `null`, or `{ error }`.
+   */
+  async endWithClaim(request: ClaimRequest): Promise<RowLockBatch | null | { readonly error: unknown }> {
+    const offered = this.#offered;
+    const commitAndClaim = this.#claimer.commitAndClaim;
+    if (offered === undefined || commitAndClaim === undefined) return this.#claimer.claim(request);
+    this.#offered = undefined;
+    this.#ended = true;
+    let result: Awaited<ReturnType<typeof commitAndClaim>>;
+    try {
+      result = await commitAndClaim.call(
+        this.#claimer,
+        this.#token,
+        offered.rows,
+        offered.settlement,
+        request,
+      );
+    } catch (error) {
+      // The contract says it reports instead; should a claimer throw, nothing is known committed.
+      result = { ended: { error }, claimed: { error } };
+    }
+    if (result.ended !== undefined) this.#ackFailed(result.ended.error);
+    this.#resolveDone();
+    return result.claimed;
+  }
+
+  /** Sends `acked` (one statement; `settlement` their kind) and commits, or only commits. */
+  async #endWith(acked: readonly ClaimedRow[], settlement: AckSettlement | undefined): Promise<void> {
+    if (settlement === undefined || acked.length === 0) {
       await this.#commit();
       return;
     }
@@ -203,9 +310,7 @@ class BatchState {
         await settleAndCommit.call(this.#claimer, this.#token, acked, settlement);
       } catch (error) {
         // Nothing of the batch committed, and the claimer ended the transaction itself.
-        this.#ackFailure = error;
-        this.#failure = error instanceof Error ? error : new Error(String(error));
-        for (const controller of this.#controllers) controller.abort(this.#failure);
+        this.#ackFailed(error);
       } finally {
         this.#resolveDone();
       }
@@ -220,10 +325,17 @@ class BatchState {
       }
     } catch (error) {
       this.#ackFailure = error;
-      await this.#rollback(error instanceof Error ? error : new Error(String(error)));
+      await this.rollback(error instanceof Error ? error : new Error(String(error)));
       return;
     }
     await this.#commit();
+  }
+
+  /** The batch's acks failed and nothing of it was committed: its deliveries fail with `error`. */
+  #ackFailed(error: unknown): void {
+    this.#ackFailure = error;
+    this.#failure = error instanceof Error ? error : new Error(String(error));
+    for (const controller of this.#controllers) controller.abort(this.#failure);
   }
 
   /** Throws why the batch ended without committing, if it did. */
@@ -254,9 +366,12 @@ class BatchState {
     }
   }
 
-  /** Ends the batch without committing: aborts its deliveries with `reason` and rolls back. */
-  async #rollback(reason: Error): Promise<void> {
-    if (this.#ended) return;
+  /**
+   * Ends the batch without committing: aborts its deliveries with `reason` and rolls back.
+   * Nothing to do once the batch ended, or while its end waits for a claim (every row settled).
+   */
+  async rollback(reason: Error): Promise<void> {
+    if (this.#ended || this.#offered !== undefined) return;
     this.#ended = true;
     this.#failure = reason;
     for (const controller of this.#controllers) controller.abort(reason);
@@ -268,5 +383,42 @@ class BatchState {
       });
     }
     this.#resolveDone();
+  }
+}
+
+/** One row of a row lock batch, as the subscription holds it. */
+class RowLockHold implements HeldRow {
+  readonly row: ClaimedRow;
+  readonly leaseExpiry = undefined;
+  readonly transaction: ((work: TransactionWork) => Promise<void>) | undefined;
+  readonly #batch: BatchState;
+  readonly #controller: LazyAbort;
+
+  constructor(batch: BatchState, row: ClaimedRow) {
+    this.row = row;
+    this.#batch = batch;
+    this.#controller = batch.controller();
+    this.transaction = batch.transactional ? (work) => batch.transaction(row, work) : undefined;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.#controller.aborted;
+  }
+
+  settle(settlement: Settlement): Promise<void> {
+    return this.#batch.settle(this.row, settlement);
+  }
+
+  async giveBack(reason: BrokerError): Promise<void> {
+    this.#controller.abort(reason);
+    await this.#batch.giveBack();
+  }
+
+  abandon(reason: Error): Promise<void> {
+    return this.#batch.rollback(reason);
   }
 }

@@ -383,8 +383,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       }
       // Room: rows whose handlers have not sent their settlement (running or waiting) stay
       // within `workers + prefetch`. A row whose settlement is in flight leaves room at once, so
-      // the next claim runs beside the settlement's commit instead of after it; such rows are
-      // still held until it commits, at most `workers + prefetch` more.
+      // the next claim starts without waiting for the settlement's commit (beside it, or carrying
+      // it); such rows are still held until it commits, at most `workers + prefetch` more.
       const free = Math.min(
         capacity - this.#busy - this.#waiting.length - reserved,
         2 * capacity - this.held - reserved,
@@ -400,10 +400,13 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       const claiming = this.#claimOnce(limit).finally(() => {
         reserved -= limit;
       });
-      if (full && limit < free) {
-        // A busy queue and slots the claim does not fill (a batch smaller than the free
-        // workers, as the row lock form's default 1): claim again at once, beside it, rather
-        // than leave a worker waiting for this claim's round trip.
+      if (full) {
+        // A busy queue: the loop does not wait for this claim. Slots it does not fill (a batch
+        // smaller than the free workers, as the row lock form's default 1) get a claim beside it
+        // rather than wait for its round trip, and a slot freed meanwhile gets its claim in the
+        // turn in which it was freed (where an ack waits for the next claim within that turn to
+        // go with it: the lease and advisory forms' `settleAndClaim`, a row lock batch's
+        // `commitAndClaim`). Claims in flight stay within the room: each reserves its limit.
         const running: Promise<void> = claiming.then((found) => {
           full = found === limit;
           ahead.delete(running);

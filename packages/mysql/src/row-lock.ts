@@ -12,6 +12,7 @@ import type {
   AckSettlement,
   ClaimedRow,
   ClaimRequest,
+  CommittedAndClaimed,
   RowLockBatch,
   RowLockClaimer,
   RowLockToken,
@@ -25,7 +26,7 @@ import { fifoGuardRelease, rowLockFifoHead, takeFifoGuard } from "./fifo.js";
 import { normalizeError } from "./normalize-error.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
-import type { SettlementStatements } from "./sql.js";
+import { type SettlementStatements, transactionSql } from "./sql.js";
 import { beginAt, commitAndRelease, rollbackAndRelease, type SessionLockRelease } from "./transaction.js";
 import { bodyRunning, rowLockTransaction } from "./transactional.js";
 
@@ -125,6 +126,89 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
         operation: `row lock ${settlement.kind} (coalesced)`,
       });
     }
+  }
+
+  /**
+   * A batch's end and the next claim on its connection (see core's `RowLockClaimer`): the acks
+   * (as {@link MysqlRowLockClaimer.settleMany}), then `COMMIT AND CHAIN`, which commits and
+   * begins the next transaction at the same isolation level in one statement, then the claim's
+   * `SELECT … FOR UPDATE SKIP LOCKED` in it: three round trips where ending alone and claiming
+   * anew take five and a checkout from the pool (mysql2 waits for each answer before it sends
+   * the next statement). An ack that fails rolls the batch back and the claim runs on its own;
+   * a commit that fails closes the connection, and the broker claims again; a claim that fails
+   * (a deadlock, say) ends its transaction and lets the connection go, and the broker claims
+   * again with `claim` (which retries a deadlock). FIFO tables end alone and claim anew: their
+   * claim takes the group's guard first.
+   */
+  async commitAndClaim(
+    token: MysqlRowLockToken,
+    rows: readonly ClaimedRow[],
+    settlement: AckSettlement,
+    request: ClaimRequest,
+  ): Promise<CommittedAndClaimed<MysqlRowLockToken>> {
+    const { table, statements } = this.#context;
+    const { connection } = token;
+    const failed = (error: unknown): { readonly error: unknown } => ({ error });
+    if (table.fifo || token.guard !== undefined) {
+      const ended = await this.#ackAndCommit(token, rows, settlement).then(() => undefined, failed);
+      return { ended, claimed: await this.claim(request).catch(failed) };
+    }
+    try {
+      await this.#ack(token, rows, settlement);
+    } catch (error) {
+      await this.rollback(token).catch(() => undefined);
+      return { ended: { error }, claimed: await this.claim(request).catch(failed) };
+    }
+    try {
+      await run(connection, transactionSql.commitAndChain);
+    } catch (error) {
+      letGo(connection, true);
+      const normalized = normalizeError(error, { table: table.name, operation: "row lock commit" });
+      return { ended: { error: normalized }, claimed: { error: normalized } };
+    }
+    try {
+      const select = statements.rowLockClaim(request.now, request.limit);
+      const claimed = await selectRows(connection, select.sql, select.values);
+      if (claimed.length === 0) {
+        await commitAndRelease(connection);
+        return { ended: undefined, claimed: null };
+      }
+      return {
+        ended: undefined,
+        claimed: {
+          rows: claimed.map((values) => toClaimedRow(table, values, 0)),
+          token: { form: "rowLock", connection },
+        },
+      };
+    } catch (error) {
+      await rollbackAndRelease(connection, error).catch(() => undefined);
+      return {
+        ended: undefined,
+        claimed: { error: normalizeError(error, { table: table.name, operation: "row lock claim" }) },
+      };
+    }
+  }
+
+  /** The batch's acks (one statement: the single settlement for one row, else {@link MysqlRowLockClaimer.settleMany}), then its commit. */
+  async #ackAndCommit(
+    token: MysqlRowLockToken,
+    rows: readonly ClaimedRow[],
+    settlement: AckSettlement,
+  ): Promise<void> {
+    try {
+      await this.#ack(token, rows, settlement);
+    } catch (error) {
+      await this.rollback(token).catch(() => undefined);
+      throw error;
+    }
+    await this.commit(token);
+  }
+
+  /** The batch's acks as one statement inside its transaction (normalized errors). */
+  #ack(token: MysqlRowLockToken, rows: readonly ClaimedRow[], settlement: AckSettlement): Promise<void> {
+    const [row] = rows;
+    if (rows.length === 1 && row !== undefined) return this.settle(token, row, settlement);
+    return this.settleMany(token, rows, settlement);
   }
 
   commit(token: MysqlRowLockToken): Promise<void> {

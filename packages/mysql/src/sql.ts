@@ -75,6 +75,8 @@ export const transactionSql = Object.freeze({
     `SET SESSION TRANSACTION ISOLATION LEVEL ${levels[level]}`,
   begin: "START TRANSACTION",
   commit: "COMMIT",
+  /** Commits and at once begins the next transaction, at the same isolation level (a row lock batch's end carrying the next claim). */
+  commitAndChain: "COMMIT AND CHAIN",
   rollback: "ROLLBACK",
 });
 

@@ -113,6 +113,20 @@ export class HeldConnection implements QueryableLike {
     this.#broken ??= reason;
   }
 
+  /**
+   * Hands the client, still checked out, to a new holder (a row lock batch's connection going on
+   * to the next claim's transaction): this holder counts as released from now on (so nothing
+   * done through it later can touch the next transaction), and the new one releases the client.
+   */
+  passOn(): HeldConnection {
+    if (this.#released) throw new Error("rowclaim/postgres: a released connection cannot be passed on.");
+    this.#released = true;
+    this.client.removeListener("error", this.#onError);
+    const next = new HeldConnection(this.client);
+    if (this.#broken !== undefined) next.markBroken(this.#broken);
+    return next;
+  }
+
   /** Returns the client to the pool, or has the pool destroy it when it broke. Idempotent. */
   release(): void {
     if (this.#released) return;

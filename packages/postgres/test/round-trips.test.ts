@@ -1,19 +1,22 @@
 /**
  * Round trips per job: on the driver's own (pipelined) pool a row lock claim sends BEGIN and its
- * SELECT together, without waiting for BEGIN's answer; an advisory claim in a process alone on
+ * SELECT together, without waiting for BEGIN's answer, and a batch's end sends its acks, COMMIT
+ * and the next claim together; an advisory claim in a process alone on
  * its keys never reads the lock table.
  */
 import {
   type AdvisoryClaimer,
   BrokerError,
+  type ClaimedRow,
+  type CommittedAndClaimed,
   createBroker,
-  type RowLockClaimer,
   silentLogger,
+  type TableDefinition,
 } from "@rowclaim/core";
 import type pg from "pg";
 import { describe, expect, it } from "vitest";
-import { quoteIdent } from "../src/index.js";
-import type { PostgresRowLockClaimer } from "../src/row-lock.js";
+import { type PostgresDriver, quoteIdent } from "../src/index.js";
+import type { PostgresRowLockClaimer, PostgresRowLockToken } from "../src/row-lock.js";
 import { claimBatch, describeTable, openClaimer, TestDb, uniqueName } from "./helpers.js";
 
 const db = TestDb.forFile();
@@ -47,14 +50,52 @@ function recordStatements(pool: pg.Pool, events: string[]): void {
   });
 }
 
+/**
+ * A row lock table holding one row per payload, a driver of its own (its statements recorded in
+ * `events`, when given) and a claimer on it.
+ */
+async function rowLockSetup(
+  payloads: readonly number[],
+  events?: string[],
+): Promise<{ table: TableDefinition; driver: PostgresDriver; claimer: PostgresRowLockClaimer }> {
+  const table = await db.create(describeTable("rowLock", uniqueName("rc_trips")));
+  const driver = db.driver();
+  if (events !== undefined) recordStatements(driver.pool as pg.Pool, events);
+  await createBroker({ driver, logger: silentLogger }).publishMany(
+    table,
+    payloads.map((payload) => ({ payload })),
+  );
+  return { table, driver, claimer: await openClaimer<PostgresRowLockClaimer>(driver, table) };
+}
+
+/**
+ * References the row of `table` with the `which` id from a new table, so that deleting that row
+ * breaks a foreign key; resolves the function that drops the new table.
+ */
+async function referenceRow(table: TableDefinition, which: "min" | "max"): Promise<() => Promise<void>> {
+  const guard = uniqueName("rc_trips_ref");
+  await db.query(
+    `CREATE TABLE ${quoteIdent(guard)} (ref bigint REFERENCES ${quoteIdent(table.name)} (id) ON DELETE RESTRICT)`,
+  );
+  await db.query(`INSERT INTO ${quoteIdent(guard)} SELECT ${which}(id) FROM ${quoteIdent(table.name)}`);
+  return async () => {
+    await db.query(`DROP TABLE IF EXISTS ${quoteIdent(guard)}`);
+  };
+}
+
+/** Ends `batch` with its rows deleted, carrying a claim of up to `limit` rows (`commitAndClaim`). */
+function deleteAndClaim(
+  claimer: PostgresRowLockClaimer,
+  batch: { readonly token: PostgresRowLockToken; readonly rows: readonly ClaimedRow[] },
+  limit: number,
+): Promise<CommittedAndClaimed<PostgresRowLockToken>> {
+  return claimer.commitAndClaim(batch.token, batch.rows, { kind: "delete" }, { limit, now: new Date() });
+}
+
 describe("a row lock claim on the driver's own pool", () => {
   it("sends BEGIN and the claim's SELECT together, in one write: one round trip", async () => {
-    const table = await db.create(describeTable("rowLock", uniqueName("rc_trips")));
-    const driver = db.driver();
     const events: string[] = [];
-    recordStatements(driver.pool as pg.Pool, events);
-    await createBroker({ driver, logger: silentLogger }).publish(table, 1);
-    const claimer = await openClaimer<RowLockClaimer>(driver, table);
+    const { table, driver, claimer } = await rowLockSetup([1], events);
     events.length = 0;
     const batch = await claimBatch(claimer, 1);
     expect(events).toEqual(["sent BEGIN", "sent SELECT", "write", "done BEGIN", "done SELECT"]);
@@ -70,15 +111,8 @@ describe("a row lock claim on the driver's own pool", () => {
 
 describe("a row lock batch's acks and its commit", () => {
   it("go together, in one write, one round trip, and commit", async () => {
-    const table = await db.create(describeTable("rowLock", uniqueName("rc_trips")));
-    const driver = db.driver();
     const events: string[] = [];
-    recordStatements(driver.pool as pg.Pool, events);
-    await createBroker({ driver, logger: silentLogger }).publishMany(
-      table,
-      [1, 2, 3].map((payload) => ({ payload })),
-    );
-    const claimer = await openClaimer<PostgresRowLockClaimer>(driver, table);
+    const { table, driver, claimer } = await rowLockSetup([1, 2, 3], events);
     const batch = await claimBatch(claimer, 2);
     events.length = 0;
     await claimer.settleAndCommit(batch.token, batch.rows, { kind: "delete" });
@@ -90,21 +124,11 @@ describe("a row lock batch's acks and its commit", () => {
   });
 
   it("commit nothing when the ack statement fails, which rejects with its code", async () => {
-    const table = await db.create(describeTable("rowLock", uniqueName("rc_trips")));
-    const guard = uniqueName("rc_trips_ref");
-    const driver = db.driver();
-    await createBroker({ driver, logger: silentLogger }).publishMany(
-      table,
-      [1, 2].map((payload) => ({ payload })),
-    );
-    const claimer = await openClaimer<PostgresRowLockClaimer>(driver, table);
+    const { table, driver, claimer } = await rowLockSetup([1, 2]);
     // The second row is referenced from another table (before the claim locks it): deleting it
     // breaks the foreign key.
-    await db.query(
-      `CREATE TABLE ${quoteIdent(guard)} (ref bigint REFERENCES ${quoteIdent(table.name)} (id) ON DELETE RESTRICT)`,
-    );
+    const dropReference = await referenceRow(table, "max");
     try {
-      await db.query(`INSERT INTO ${quoteIdent(guard)} SELECT max(id) FROM ${quoteIdent(table.name)}`);
       const batch = await claimBatch(claimer, 2);
       const code = await claimer.settleAndCommit(batch.token, batch.rows, { kind: "delete" }).then(
         () => "resolved",
@@ -119,8 +143,80 @@ describe("a row lock batch's acks and its commit", () => {
       expect(again?.rows).toHaveLength(2);
       if (again !== null) await claimer.rollback(again.token);
     } finally {
-      await db.query(`DROP TABLE IF EXISTS ${quoteIdent(guard)}`);
+      await dropReference();
     }
+    await claimer.close();
+    await driver.close();
+  });
+});
+
+describe("a row lock batch's end carrying the next claim", () => {
+  it("sends the acks, COMMIT, BEGIN and the claim in one write; the acked rows are gone and the next rows locked on the same session", async () => {
+    const events: string[] = [];
+    const { table, driver, claimer } = await rowLockSetup([1, 2, 3], events);
+    const batch = await claimBatch(claimer, 1);
+    events.length = 0;
+    const result = await deleteAndClaim(claimer, batch, 1);
+    expect(events).toEqual([
+      "sent DELETE",
+      "sent COMMIT",
+      "sent BEGIN",
+      "sent SELECT",
+      "write",
+      "done DELETE",
+      "done COMMIT",
+      "done BEGIN",
+      "done SELECT",
+    ]);
+    expect(result.ended).toBeUndefined();
+    const next = result.claimed;
+    if (next === null || "error" in next) throw new Error(`no next batch: ${String(next?.error)}`);
+    expect(next.rows.map((row) => row.payload)).toEqual([2]);
+    // The ended batch's holder let the session go; the next batch's holds it, its row locked.
+    expect(batch.token.connection.released).toBe(true);
+    expect(next.token.connection.released).toBe(false);
+    expect(next.token.connection.client).toBe(batch.token.connection.client);
+    const free = await db.query(
+      `SELECT payload FROM ${quoteIdent(table.name)} ORDER BY id FOR UPDATE SKIP LOCKED`,
+    );
+    expect(free.map((row) => row.payload)).toEqual([3]);
+    // Anything done through the ended batch's token no longer touches the session.
+    await claimer.rollback(batch.token);
+    await claimer.settle(next.token, next.rows[0] as ClaimedRow, { kind: "delete" });
+    await claimer.commit(next.token);
+    expect((await db.rows(table)).map((row) => row.payload)).toEqual([3]);
+    await claimer.close();
+    await driver.close();
+  });
+
+  it("reports a failed ack apart: nothing of the batch committed, and the claim after it still runs", async () => {
+    const { table, driver, claimer } = await rowLockSetup([1, 2]);
+    const dropReference = await referenceRow(table, "min");
+    try {
+      const batch = await claimBatch(claimer, 1);
+      const result = await deleteAndClaim(claimer, batch, 2);
+      expect(BrokerError.is(result.ended?.error) ? result.ended.error.code : result.ended).toBe("CONSTRAINT");
+      const next = result.claimed;
+      if (next === null || "error" in next) throw new Error(`no next batch: ${String(next?.error)}`);
+      // The failed batch rolled back before the claim began: its row is due again and taken.
+      expect(next.rows.map((row) => row.payload)).toEqual([1, 2]);
+      await claimer.rollback(next.token);
+      expect((await db.rows(table)).map((row) => row.payload)).toEqual([1, 2]);
+    } finally {
+      await dropReference();
+    }
+    await claimer.close();
+    await driver.close();
+  });
+
+  it("ends the claim's transaction and gives the connection back when no row is due", async () => {
+    const { table, driver, claimer } = await rowLockSetup([1]);
+    const batch = await claimBatch(claimer, 1);
+    const pool = driver.pool as pg.Pool;
+    const result = await deleteAndClaim(claimer, batch, 1);
+    expect(result).toEqual({ ended: undefined, claimed: null });
+    expect(pool.totalCount - pool.idleCount).toBe(0);
+    expect(await db.rows(table)).toHaveLength(0);
     await claimer.close();
     await driver.close();
   });

@@ -8,13 +8,13 @@ import {
   type AdvisoryClaimer,
   BrokerError,
   createBroker,
-  type Driver,
   defineTable,
   type LeaseClaimer,
   type LeaseToken,
   silentLogger,
   type TableDefinition,
 } from "@rowclaim/core";
+import { countingDriver } from "@rowclaim/tooling/claimer-calls";
 import { describe, expect, it } from "vitest";
 import type { HeldKey } from "../src/keys.js";
 import { claimColumns, leaseTable, publishRow, uniqueName, useSqliteFile } from "./support.js";
@@ -143,35 +143,6 @@ describe("settleAndClaim: the acks and the next claim in one transaction (lease 
     expect(sqlite.db.inTransaction).toBe(false);
   });
 });
-
-/** Counts the calls a claimer's methods receive, passing every call on unchanged. */
-function countCalls(claimer: object, calls: Map<string, number>): object {
-  return new Proxy(claimer, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof value !== "function" || typeof property !== "string") return value;
-      return (...args: unknown[]) => {
-        calls.set(property, (calls.get(property) ?? 0) + 1);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-}
-
-/** The driver, with the claimers it opens wrapped by {@link countCalls}. */
-function countingDriver(inner: Driver, calls: Map<string, number>): Driver {
-  return new Proxy(inner, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property, target);
-      if (property === "open") {
-        const open = value as Driver["open"];
-        return async (...args: Parameters<Driver["open"]>) =>
-          countCalls(await open.apply(target, args), calls);
-      }
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
 
 describe("a worker's ack travels with its next claim (broker, lease form)", () => {
   it("one worker draining a queue sends its acks inside its claims, each row settled once", async () => {

@@ -1,0 +1,110 @@
+/**
+ * A row lock batch's end carries the next claim (core's `commitAndClaim`), through a broker on
+ * the real driver whose claimer calls are counted: a worker's ack, the commit and its next claim
+ * go together; a carried claim that fails is made again on its own, and no row is lost or
+ * delivered twice.
+ */
+import {
+  type AckSettlement,
+  type ClaimedRow,
+  type ClaimRequest,
+  type CommittedAndClaimed,
+  createBroker,
+  type Driver,
+  type Subscription,
+  silentLogger,
+  type TableDefinition,
+} from "@rowclaim/core";
+import { countCalls, countingDriver } from "@rowclaim/tooling/claimer-calls";
+import { describe, expect, it } from "vitest";
+import type { PostgresRowLockClaimer, PostgresRowLockToken } from "../src/row-lock.js";
+import { describeTable, publishRows, TestDb, uniqueName } from "./helpers.js";
+
+const db = TestDb.forFile();
+
+/**
+ * Drains `table` (rows with payloads 0 to `count - 1`) with one worker through a broker on
+ * `driver`, and checks every row was handled once, in order, and is gone. Resolves the
+ * subscription's counters.
+ */
+async function drainOneByOne(
+  table: TableDefinition,
+  count: number,
+  driver: Driver,
+  pollInterval: number,
+): Promise<Subscription["stats"]> {
+  const broker = createBroker({ driver, logger: silentLogger });
+  const handled: unknown[] = [];
+  const subscription = await broker.subscribe(table, (delivery) => void handled.push(delivery.payload), {
+    workers: 1,
+    pollInterval,
+  });
+  await expect.poll(() => subscription.stats.acked, { timeout: 20_000 }).toBe(count);
+  await broker.close();
+  expect(await db.rows(table)).toEqual([]);
+  expect(handled).toEqual(Array.from({ length: count }, (_, n) => n));
+  return subscription.stats;
+}
+
+describe("a row lock subscription whose worker acks row after row", () => {
+  it("ends most batches together with the worker's next claim, every row once and in order", async () => {
+    const table = await db.create(describeTable("rowLock", uniqueName("rc_carry")));
+    const count = 40;
+    const driver = db.driver();
+    await publishRows(driver, table, count);
+    const calls = new Map<string, number>();
+    await drainOneByOne(table, count, countingDriver(driver, calls), 20);
+    // A batch's end waits for the claim its worker starts next, within the turn: left alone at the
+    // end of a turn (the claim loop yields to the event loop now and then) it ends on its own.
+    const carried = calls.get("commitAndClaim") ?? 0;
+    expect(carried, `batches ended alone: ${calls.get("settleAndCommit") ?? 0}`).toBeGreaterThanOrEqual(
+      count / 2,
+    );
+  });
+
+  it("claims again on its own when a carried claim fails, losing and repeating no row", async () => {
+    const table = await db.create(describeTable("rowLock", uniqueName("rc_carry")));
+    const count = 20;
+    const driver = db.driver();
+    await publishRows(driver, table, count);
+    const calls = new Map<string, number>();
+    let failures = 0;
+    // Every third carried claim reports a failure after the database did the work: the claimed
+    // batch is rolled back (its rows due again) and the broker must claim on its own.
+    const failEveryThird = (claimer: PostgresRowLockClaimer): PostgresRowLockClaimer => {
+      const counted = countCalls(claimer, calls);
+      return new Proxy(counted, {
+        get(target, property, receiver) {
+          if (property !== "commitAndClaim") return Reflect.get(target, property, receiver);
+          return async (
+            token: PostgresRowLockToken,
+            rows: readonly ClaimedRow[],
+            settlement: AckSettlement,
+            request: ClaimRequest,
+          ): Promise<CommittedAndClaimed<PostgresRowLockToken>> => {
+            const result = await target.commitAndClaim(token, rows, settlement, request);
+            if (
+              (calls.get("commitAndClaim") ?? 0) % 3 !== 0 ||
+              result.claimed === null ||
+              "error" in result.claimed
+            )
+              return result;
+            failures += 1;
+            await target.rollback(result.claimed.token);
+            return {
+              ended: result.ended,
+              claimed: { error: new Error("injected: the carried claim failed") },
+            };
+          };
+        },
+      });
+    };
+    const failing = countingDriver(driver, calls, (claimer) =>
+      claimer.form === "rowLock" ? failEveryThird(claimer as PostgresRowLockClaimer) : claimer,
+    );
+    // A one-minute poll: a failed carried claim that was not made again would stall the drain.
+    const stats = await drainOneByOne(table, count, failing, 60_000);
+    expect(failures).toBeGreaterThan(0);
+    expect(stats.claimErrors).toBe(0);
+  });
+});
