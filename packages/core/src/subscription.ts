@@ -400,13 +400,16 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       const claiming = this.#claimOnce(limit).finally(() => {
         reserved -= limit;
       });
-      if (full) {
-        // A busy queue: the loop does not wait for this claim. Slots it does not fill (a batch
-        // smaller than the free workers, as the row lock form's default 1) get a claim beside it
-        // rather than wait for its round trip, and a slot freed meanwhile gets its claim in the
-        // turn in which it was freed (where an ack waits for the next claim within that turn to
-        // go with it: the lease and advisory forms' `settleAndClaim`, a row lock batch's
-        // `commitAndClaim`). Claims in flight stay within the room: each reserves its limit.
+      if (full && (limit < free || limit === mostPerClaim)) {
+        // A busy queue, and nothing to gain by waiting for this claim: slots it does not fill (a
+        // batch smaller than the free workers, as the row lock form's default 1) get a claim
+        // beside it rather than wait for its round trip; and a claim already as large as a claim
+        // may be cannot grow by waiting, so a slot freed meanwhile gets its own claim in the turn
+        // in which it was freed (where an ack waits for the next claim within that turn to go
+        // with it: the lease and advisory forms' `settleAndClaim`, a row lock batch's
+        // `commitAndClaim`). A smaller claim is waited for instead, so that the room settled
+        // rows free meanwhile adds up to the next claim (with `prefetch`, claims stay large).
+        // Claims in flight stay within the room: each reserves its limit.
         const running: Promise<void> = claiming.then((found) => {
           full = found === limit;
           ahead.delete(running);

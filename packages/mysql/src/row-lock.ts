@@ -23,12 +23,15 @@ import { toClaimedRow } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import { type ConnectionLike, letGo, run, selectRows } from "./client.js";
 import { fifoGuardRelease, rowLockFifoHead, takeFifoGuard } from "./fifo.js";
-import { normalizeError } from "./normalize-error.js";
+import { classifyError, normalizeError } from "./normalize-error.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
-import { type SettlementStatements, transactionSql } from "./sql.js";
+import { chainMarkSql, compoundSql, type SettlementStatements, transactionSql } from "./sql.js";
 import { beginAt, commitAndRelease, rollbackAndRelease, type SessionLockRelease } from "./transaction.js";
 import { bodyRunning, rowLockTransaction } from "./transactional.js";
+
+/** Marks of compound carries (`#carryInOneStatement`), unique in the process. */
+let chainMarks = 0;
 
 /** The row lock token: the connection whose open transaction locked the batch's rows. */
 export interface MysqlRowLockToken extends RowLockToken {
@@ -137,8 +140,9 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
    * the next statement). An ack that fails rolls the batch back and the claim runs on its own;
    * a commit that fails closes the connection, and the broker claims again; a claim that fails
    * (a deadlock, say) ends its transaction and lets the connection go, and the broker claims
-   * again with `claim` (which retries a deadlock). FIFO tables end alone and claim anew: their
-   * claim takes the group's guard first.
+   * again with `claim` (which retries a deadlock). On MariaDB the three go as one compound
+   * statement, one round trip (see `#carryInOneStatement`). FIFO tables end alone and claim anew:
+   * their claim takes the group's guard first.
    */
   async commitAndClaim(
     token: MysqlRowLockToken,
@@ -152,6 +156,9 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
     if (table.fifo || token.guard !== undefined) {
       const ended = await this.#ackAndCommit(token, rows, settlement).then(() => undefined, failed);
       return { ended, claimed: await this.claim(request).catch(failed) };
+    }
+    if (this.#context.family === "mariadb" && rows.length > 0) {
+      return this.#carryInOneStatement(token, rows, settlement, request);
     }
     try {
       await this.#ack(token, rows, settlement);
@@ -187,6 +194,97 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
         claimed: { error: normalizeError(error, { table: table.name, operation: "row lock claim" }) },
       };
     }
+  }
+
+  /**
+   * MariaDB: the batch's acks, `COMMIT AND CHAIN`, a mark of the commit and the claim's `SELECT`
+   * as one compound statement (`compoundSql`): one round trip where the three statements take
+   * three. An error stops the block where it happened; the mark, read back, tells whether the
+   * batch committed before it: if so, only the claim failed (its chained transaction is rolled
+   * back); if not, the acks (or the commit) failed and nothing of the batch committed (rolled
+   * back), and the claim runs on its own. A connection lost on the way is closed, both parts
+   * failing with its error (whether the commit landed is then unknown, as for any lost commit).
+   */
+  async #carryInOneStatement(
+    token: MysqlRowLockToken,
+    rows: readonly ClaimedRow[],
+    settlement: AckSettlement,
+    request: ClaimRequest,
+  ): Promise<CommittedAndClaimed<MysqlRowLockToken>> {
+    const { table, statements } = this.#context;
+    const { connection } = token;
+    const acks = this.#settlements.ackMany(settlement, rows);
+    const select = statements.rowLockClaim(request.now, request.limit);
+    chainMarks += 1;
+    const mark = chainMarks;
+    let claimed: unknown[][];
+    try {
+      const [results] = await connection.query({
+        sql: compoundSql([acks.sql, transactionSql.commitAndChain, chainMarkSql.set, select.sql]),
+        values: [...acks.values, mark, ...select.values],
+        rowsAsArray: true,
+      });
+      claimed = (results as unknown[][][])[0] ?? [];
+    } catch (error) {
+      return this.#carryFailed(token, request, mark, error, settlement);
+    }
+    try {
+      if (claimed.length === 0) {
+        await commitAndRelease(connection);
+        return { ended: undefined, claimed: null };
+      }
+      return {
+        ended: undefined,
+        claimed: {
+          rows: claimed.map((values) => toClaimedRow(table, values, 0)),
+          token: { form: "rowLock", connection },
+        },
+      };
+    } catch (error) {
+      await rollbackAndRelease(connection, error).catch(() => undefined);
+      return {
+        ended: undefined,
+        claimed: { error: normalizeError(error, { table: table.name, operation: "row lock claim" }) },
+      };
+    }
+  }
+
+  /** After a compound carry failed with `error`: which part failed, read from the commit's mark. */
+  async #carryFailed(
+    token: MysqlRowLockToken,
+    request: ClaimRequest,
+    mark: number,
+    error: unknown,
+    settlement: AckSettlement,
+  ): Promise<CommittedAndClaimed<MysqlRowLockToken>> {
+    const { table } = this.#context;
+    const { connection } = token;
+    let committed: boolean;
+    try {
+      if (classifyError(error).connectionLost) throw error;
+      const [row] = await selectRows(connection, chainMarkSql.read, []);
+      committed = Number(row?.[0]) === mark;
+    } catch {
+      letGo(connection, true);
+      const lost = normalizeError(error, { table: table.name, operation: "row lock commit" });
+      return { ended: { error: lost }, claimed: { error: lost } };
+    }
+    if (committed) {
+      await rollbackAndRelease(connection, error).catch(() => undefined);
+      return {
+        ended: undefined,
+        claimed: { error: normalizeError(error, { table: table.name, operation: "row lock claim" }) },
+      };
+    }
+    await this.rollback(token).catch(() => undefined);
+    const ended = normalizeError(error, {
+      table: table.name,
+      operation: `row lock ${settlement.kind} (coalesced)`,
+    });
+    return {
+      ended: { error: ended },
+      claimed: await this.claim(request).catch((failure: unknown) => ({ error: failure })),
+    };
   }
 
   /** The batch's acks (one statement: the single settlement for one row, else {@link MysqlRowLockClaimer.settleMany}), then its commit. */

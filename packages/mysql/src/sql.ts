@@ -80,6 +80,25 @@ export const transactionSql = Object.freeze({
   rollback: "ROLLBACK",
 });
 
+/**
+ * MariaDB: `statements` run as one compound statement (`BEGIN NOT ATOMIC …; END`, MariaDB's
+ * anonymous block, outside any stored program), in order, in one round trip, without the
+ * connection's multi-statement flag. A `SELECT` inside returns its rows as the first result set.
+ * An error stops the block at the failing statement; those before it stay done.
+ */
+export function compoundSql(statements: readonly string[]): string {
+  return `BEGIN NOT ATOMIC ${statements.map((statement) => `${statement};`).join(" ")} END`;
+}
+
+/**
+ * The session variable a compound statement that commits midway sets right after its commit, to
+ * a number unique in the process: read back after an error, it says whether the commit happened.
+ */
+export const chainMarkSql = Object.freeze({
+  set: "SET @rowclaim_chain = ?",
+  read: "SELECT @rowclaim_chain",
+});
+
 /** Server facts read at open: version, the auto-increment step (publish ids on MySQL), the connection's database. */
 export const serverInfoSql = "SELECT VERSION(), @@auto_increment_increment, DATABASE()";
 
