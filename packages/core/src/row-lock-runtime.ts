@@ -11,8 +11,9 @@
  * A batch's end carries the next claim where the claimer has `commitAndClaim`: a batch whose
  * last row acked waits, within the event-loop turn in which it did, for the subscription's next
  * claim (a worker frees its slot when it acks, so that claim starts in the same turn), and the
- * acks, the commit and the next claim then go together on the batch's connection: one round trip
- * a row instead of two, and no checkout from the pool. A batch no claim took by the end of the
+ * acks, the commit and the next claim then go together on the batch's connection, in as few round
+ * trips as the database allows (PostgreSQL and MariaDB: one a row), with no checkout from the
+ * pool. A batch no claim took by the end of the
  * turn ends alone (`EndOfTurn`). A carried claim that fails is made again on its own.
  *
  * @module
