@@ -173,26 +173,36 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
       const normalized = normalizeError(error, { table: table.name, operation: "row lock commit" });
       return { ended: { error: normalized }, claimed: { error: normalized } };
     }
+    const select = statements.rowLockClaim(request.now, request.limit);
+    return {
+      ended: undefined,
+      claimed: await this.#chainedClaim(connection, () => selectRows(connection, select.sql, select.values)),
+    };
+  }
+
+  /**
+   * The claim in the transaction a batch's commit chained on `connection`: the batch of the rows
+   * `read` resolves, or `null` (committed, the connection returned) when it read none, or `{ error }`
+   * (rolled back, the connection let go) when reading or decoding them failed.
+   */
+  async #chainedClaim(
+    connection: ConnectionLike,
+    read: () => Promise<unknown[][]>,
+  ): Promise<RowLockBatch<MysqlRowLockToken> | null | { readonly error: unknown }> {
+    const { table } = this.#context;
     try {
-      const select = statements.rowLockClaim(request.now, request.limit);
-      const claimed = await selectRows(connection, select.sql, select.values);
+      const claimed = await read();
       if (claimed.length === 0) {
         await commitAndRelease(connection);
-        return { ended: undefined, claimed: null };
+        return null;
       }
       return {
-        ended: undefined,
-        claimed: {
-          rows: claimed.map((values) => toClaimedRow(table, values, 0)),
-          token: { form: "rowLock", connection },
-        },
+        rows: claimed.map((values) => toClaimedRow(table, values, 0)),
+        token: { form: "rowLock", connection },
       };
     } catch (error) {
       await rollbackAndRelease(connection, error).catch(() => undefined);
-      return {
-        ended: undefined,
-        claimed: { error: normalizeError(error, { table: table.name, operation: "row lock claim" }) },
-      };
+      return { error: normalizeError(error, { table: table.name, operation: "row lock claim" }) };
     }
   }
 
@@ -211,7 +221,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
     settlement: AckSettlement,
     request: ClaimRequest,
   ): Promise<CommittedAndClaimed<MysqlRowLockToken>> {
-    const { table, statements } = this.#context;
+    const { statements } = this.#context;
     const { connection } = token;
     const acks = this.#settlements.ackMany(settlement, rows);
     const select = statements.rowLockClaim(request.now, request.limit);
@@ -228,25 +238,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
     } catch (error) {
       return this.#carryFailed(token, request, mark, error, settlement);
     }
-    try {
-      if (claimed.length === 0) {
-        await commitAndRelease(connection);
-        return { ended: undefined, claimed: null };
-      }
-      return {
-        ended: undefined,
-        claimed: {
-          rows: claimed.map((values) => toClaimedRow(table, values, 0)),
-          token: { form: "rowLock", connection },
-        },
-      };
-    } catch (error) {
-      await rollbackAndRelease(connection, error).catch(() => undefined);
-      return {
-        ended: undefined,
-        claimed: { error: normalizeError(error, { table: table.name, operation: "row lock claim" }) },
-      };
-    }
+    return { ended: undefined, claimed: await this.#chainedClaim(connection, async () => claimed) };
   }
 
   /** After a compound carry failed with `error`: which part failed, read from the commit's mark. */
