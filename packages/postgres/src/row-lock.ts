@@ -65,7 +65,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
   }
 
   async claim(request: ClaimRequest): Promise<RowLockBatch<PostgresRowLockToken> | null> {
-    const { pool, table, group, claim } = this.#options;
+    const { pool, table } = this.#options;
     let connection: HeldConnection;
     try {
       connection = await HeldConnection.acquire(pool);
@@ -73,8 +73,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       throw normalizeError(error, { table: table.name, form: "row lock", statement: "row lock claim" });
     }
     try {
-      const values = { now: request.now, group, limit: request.limit };
-      const stmt = claim.forLimit(request.limit);
+      const { stmt, values } = this.#claimStatement(request);
       let result: QueryResultLike;
       if (this.#fifoKey === null && connection.pipelined) {
         // BEGIN and the claim sent together: one round trip. A failed BEGIN fails the claim too
@@ -114,7 +113,10 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     request: ClaimRequest,
   ): Promise<CommittedAndClaimed<PostgresRowLockToken>> {
     const { connection } = token;
-    if (this.#fifoKey !== null || !connection.pipelined || connection.released) {
+    const ack = this.#ackStatementOrNull(rows, settlement);
+    if (this.#fifoKey !== null || !connection.pipelined || connection.released || ack === null) {
+      // One after the other (also when no statement can ack these rows: `settleAndCommit` then
+      // rolls the batch back and says why).
       const ended = await this.settleAndCommit(token, rows, settlement).then(
         () => undefined,
         (error: unknown) => ({ error }),
@@ -122,23 +124,13 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       const claimed = await this.claim(request).catch((error: unknown) => ({ error }));
       return { ended, claimed };
     }
-    const { table, group, claim } = this.#options;
-    let ack: { readonly stmt: Statement; readonly values: Record<string, unknown> } | undefined;
-    try {
-      ack = rows.length === 0 ? undefined : this.#ackStatement(rows, settlement);
-    } catch (error) {
-      // Nothing sent: end the batch with a rollback and claim on its own.
-      await this.rollback(token).catch(() => undefined);
-      const claimed = await this.claim(request).catch((failure: unknown) => ({ error: failure }));
-      return { ended: { error }, claimed };
-    }
-    const values = { now: request.now, group, limit: request.limit };
-    const stmt = claim.forLimit(request.limit);
+    const { table } = this.#options;
+    const { stmt, values } = this.#claimStatement(request);
     const [acked, committed, begun, selected] = await Promise.allSettled(
       connection.together(
         () =>
           [
-            ack === undefined ? Promise.resolve(undefined) : connection.run(ack.stmt, ack.values),
+            rows.length === 0 ? Promise.resolve(undefined) : connection.run(ack.stmt, ack.values),
             connection.text(commitSql),
             connection.text(this.#begin),
             connection.run(stmt, values),
@@ -150,23 +142,14 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
         committed.reason instanceof Error ? committed.reason : new Error(String(committed.reason));
       connection.markBroken(reason);
       connection.release();
-      const error = normalizeError(acked.status === "rejected" ? acked.reason : committed.reason, {
-        table: table.name,
-        form: "row lock",
-        statement: acked.status === "rejected" ? `coalesced ${settlement.kind} settlement` : "commit",
-      });
+      const error =
+        acked.status === "rejected"
+          ? this.#ackError(acked.reason, settlement)
+          : normalizeError(committed.reason, { table: table.name, form: "row lock", statement: "commit" });
       return { ended: { error }, claimed: { error } };
     }
     const ended =
-      acked.status === "rejected"
-        ? {
-            error: normalizeError(acked.reason, {
-              table: table.name,
-              form: "row lock",
-              statement: `coalesced ${settlement.kind} settlement`,
-            }),
-          }
-        : undefined;
+      acked.status === "rejected" ? { error: this.#ackError(acked.reason, settlement) } : undefined;
     const next = connection.passOn();
     let claimed: RowLockBatch<PostgresRowLockToken> | null | { readonly error: unknown };
     try {
@@ -233,17 +216,12 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     rows: readonly ClaimedRow[],
     settlement: AckSettlement,
   ): Promise<void> {
-    const { table } = this.#options;
     if (rows.length === 0) return;
     const { stmt, values } = this.#ackStatement(rows, settlement);
     try {
       await token.connection.run(stmt, values);
     } catch (error) {
-      throw normalizeError(error, {
-        table: table.name,
-        form: "row lock",
-        statement: `coalesced ${settlement.kind} settlement`,
-      });
+      throw this.#ackError(error, settlement);
     }
   }
 
@@ -262,7 +240,8 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     settlement: AckSettlement,
   ): Promise<void> {
     const { connection } = token;
-    if (rows.length === 0 || !connection.pipelined) {
+    const ack = this.#ackStatementOrNull(rows, settlement);
+    if (rows.length === 0 || !connection.pipelined || ack === null) {
       try {
         await this.settleMany(token, rows, settlement);
       } catch (error) {
@@ -272,7 +251,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       await this.commit(token);
       return;
     }
-    const { stmt, values } = this.#ackStatement(rows, settlement);
+    const { stmt, values } = ack;
     const [settled, committed] = await Promise.allSettled(
       connection.together(() => [connection.run(stmt, values), connection.text(commitSql)] as const),
     );
@@ -281,13 +260,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
         committed.reason instanceof Error ? committed.reason : new Error(String(committed.reason)),
       );
     connection.release();
-    if (settled.status === "rejected") {
-      throw normalizeError(settled.reason, {
-        table: this.#options.table.name,
-        form: "row lock",
-        statement: `coalesced ${settlement.kind} settlement`,
-      });
-    }
+    if (settled.status === "rejected") throw this.#ackError(settled.reason, settlement);
     if (committed.status === "rejected") {
       throw normalizeError(committed.reason, {
         table: this.#options.table.name,
@@ -350,6 +323,39 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     return {
       stmt,
       values: one === undefined ? { ids: rows.map((row) => row.id), ...at } : { id: one.id, ...at },
+    };
+  }
+
+  /** {@link PostgresRowLockClaimer.#ackStatement}, or `null` where the table cannot take the ack (its caller then reports why). */
+  #ackStatementOrNull(
+    rows: readonly ClaimedRow[],
+    settlement: AckSettlement,
+  ): { readonly stmt: Statement; readonly values: Record<string, unknown> } | null {
+    try {
+      return this.#ackStatement(rows, settlement);
+    } catch {
+      return null;
+    }
+  }
+
+  /** An ack statement's error, normalized. */
+  #ackError(error: unknown, settlement: AckSettlement): unknown {
+    return normalizeError(error, {
+      table: this.#options.table.name,
+      form: "row lock",
+      statement: `coalesced ${settlement.kind} settlement`,
+    });
+  }
+
+  /** A claim's statement (by its limit) and values. */
+  #claimStatement(request: ClaimRequest): {
+    readonly stmt: Statement;
+    readonly values: Record<string, unknown>;
+  } {
+    const { group, claim } = this.#options;
+    return {
+      stmt: claim.forLimit(request.limit),
+      values: { now: request.now, group, limit: request.limit },
     };
   }
 

@@ -123,6 +123,26 @@ describe("a row lock batch's acks and its commit", () => {
     await driver.close();
   });
 
+  it("refuse an ack the table cannot take (markProcessed, no processedAt column) with INVALID_ARGUMENT, rolled back and the connection returned", async () => {
+    const { table, driver, claimer } = await rowLockSetup([1, 2]);
+    const batch = await claimBatch(claimer, 2);
+    const code = await claimer
+      .settleAndCommit(batch.token, batch.rows, { kind: "markProcessed", at: new Date() })
+      .then(
+        () => "resolved",
+        (error: unknown) => (BrokerError.is(error) ? error.code : `raw ${String(error)}`),
+      );
+    expect(code).toBe("INVALID_ARGUMENT");
+    expect(batch.token.connection.released).toBe(true);
+    // Nothing holds the rows: a claim takes both again.
+    const again = await claimBatch(claimer, 2);
+    expect(again.rows.map((row) => row.payload)).toEqual([1, 2]);
+    await claimer.rollback(again.token);
+    expect(await db.rows(table)).toHaveLength(2);
+    await claimer.close();
+    await driver.close();
+  });
+
   it("commit nothing when the ack statement fails, which rejects with its code", async () => {
     const { table, driver, claimer } = await rowLockSetup([1, 2]);
     // The second row is referenced from another table (before the claim locks it): deleting it
@@ -205,6 +225,29 @@ describe("a row lock batch's end carrying the next claim", () => {
     } finally {
       await dropReference();
     }
+    await claimer.close();
+    await driver.close();
+  });
+
+  it("reports an ack the table cannot take (markProcessed, no processedAt column) as the batch's end, rolled back, and still claims", async () => {
+    const { table, driver, claimer } = await rowLockSetup([1, 2]);
+    const batch = await claimBatch(claimer, 1);
+    const result = await claimer.commitAndClaim(
+      batch.token,
+      batch.rows,
+      { kind: "markProcessed", at: new Date() },
+      { limit: 2, now: new Date() },
+    );
+    expect(BrokerError.is(result.ended?.error) ? result.ended.error.code : result.ended).toBe(
+      "INVALID_ARGUMENT",
+    );
+    expect(batch.token.connection.released).toBe(true);
+    const next = result.claimed;
+    if (next === null || "error" in next) throw new Error(`no next batch: ${String(next?.error)}`);
+    await claimer.rollback(next.token);
+    // The batch rolled back before the claim: its row is due again and taken with the other.
+    expect(next.rows.map((row) => row.payload)).toEqual([1, 2]);
+    expect(await db.rows(table)).toHaveLength(2);
     await claimer.close();
     await driver.close();
   });
