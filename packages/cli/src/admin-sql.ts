@@ -149,7 +149,8 @@ export function indexColumnsSql(dialect: Dialect): string {
 
 /** `ALTER TABLE … ADD COLUMN …` with the column's definition as the driver's schema writes it. */
 export function addColumnSql(dialect: Dialect, table: string, column: string, definition: string): string {
-  return `ALTER TABLE ${quoteIdentifier(dialect, table)} ADD COLUMN ${quoteIdentifier(dialect, column)} ${definition};`;
+  const rest = definition === "" ? "" : ` ${definition}`;
+  return `ALTER TABLE ${quoteIdentifier(dialect, table)} ADD COLUMN ${quoteIdentifier(dialect, column)}${rest};`;
 }
 
 /**
@@ -175,8 +176,34 @@ export function changeColumnTypeSql(
   }
 }
 
-/** `CREATE INDEX` for the claim-order index. */
+/**
+ * `CREATE INDEX` for the claim-order index of a live table. PostgreSQL builds it `CONCURRENTLY`,
+ * so the queue's writes go on while it builds (MySQL/MariaDB add an index online by default).
+ */
 export function createIndexSql(dialect: Dialect, table: string, index: string, columnList: string): string {
-  const ifNotExists = dialect === "mysql" ? "" : "IF NOT EXISTS ";
-  return `CREATE INDEX ${ifNotExists}${quoteIdentifier(dialect, index)} ON ${quoteIdentifier(dialect, table)} (${columnList});`;
+  const how =
+    dialect === "mysql" ? "" : dialect === "postgres" ? "CONCURRENTLY IF NOT EXISTS " : "IF NOT EXISTS ";
+  return `CREATE INDEX ${how}${quoteIdentifier(dialect, index)} ON ${quoteIdentifier(dialect, table)} (${columnList});`;
+}
+
+/**
+ * The statements that replace an index named `index` with the claim-order index (the live one has
+ * lost columns, so it no longer leads with the claim order), in the order they run.
+ */
+export function replaceIndexSql(
+  dialect: Dialect,
+  table: string,
+  index: string,
+  columnList: string,
+): readonly string[] {
+  const i = quoteIdentifier(dialect, index);
+  const t = quoteIdentifier(dialect, table);
+  switch (dialect) {
+    case "mysql":
+      return [`ALTER TABLE ${t} DROP INDEX ${i}, ADD INDEX ${i} (${columnList});`];
+    case "postgres":
+      return [`DROP INDEX CONCURRENTLY IF EXISTS ${i};`, createIndexSql(dialect, table, index, columnList)];
+    case "sqlite":
+      return [`DROP INDEX IF EXISTS ${i};`, createIndexSql(dialect, table, index, columnList)];
+  }
 }

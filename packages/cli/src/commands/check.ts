@@ -50,7 +50,12 @@ export const checkCommand: Command = {
         return EXIT_OK;
       }
       for (const problem of result.problems) io.stdout.write(`${describeProblem(table.name, problem)}\n`);
-      io.stdout.write(`\nTo fix it, run (or use rowclaim schema --apply):\n${result.fixes.join("\n")}\n`);
+      const statements = result.fixes.map((fix) => fix.sql).join("\n");
+      io.stdout.write(`\nTo fix it, run (or use rowclaim schema --apply):\n${statements}\n`);
+      if (result.fixes.some((fix) => fix.effect === "rewrites"))
+        io.stdout.write(
+          "(A column type change rewrites the table under an exclusive lock: `rowclaim schema --apply` runs it only with --allow-rewrite.)\n",
+        );
       return EXIT_FAILED;
     } finally {
       await connection.close();

@@ -110,7 +110,12 @@ export const schemaCommand: Command = {
       apply: {
         type: "boolean",
         description:
-          "Create the table and index in the --url database, or add the columns and index an existing table lacks. Idempotent.",
+          "Create the table and index in the --url database, or add the columns and index an existing table lacks. Idempotent. Only adds: a column type change needs --allow-rewrite.",
+      },
+      "allow-rewrite": {
+        type: "boolean",
+        description:
+          "With --apply: also change column types, which rewrites the table under an exclusive lock (a live queue stops while it runs).",
       },
       ...tableShapeFlags,
     },
@@ -133,7 +138,10 @@ export const schemaCommand: Command = {
       offered: driver.capabilities.forms.includes(form),
       driverName: driver.name,
     }));
-    if (apply && target !== undefined) return await applySchema(target, table, sql, io);
+    if (booleanFlag(flags, "allow-rewrite") && !apply)
+      throw new UsageError("--allow-rewrite goes with --apply.", "schema");
+    if (apply && target !== undefined)
+      return await applySchema(target, table, sql, booleanFlag(flags, "allow-rewrite"), io);
     io.stdout.write(sql.endsWith("\n") ? sql : `${sql}\n`);
     if (!offered) {
       io.stderr.write(
@@ -146,12 +154,14 @@ export const schemaCommand: Command = {
 
 /**
  * Creates the table (or adds what it lacks) and checks the result. Prints each statement it runs
- * on stdout. Fails where a fix needs more than a statement (SQLite cannot change a column's type).
+ * on stdout. Changes nothing, and prints what it would run, where a fix needs more than a
+ * statement (SQLite cannot change a column's type) or rewrites the table without `allowRewrite`.
  */
 async function applySchema(
   target: Target,
   table: TableDefinition,
   sql: string,
+  allowRewrite: boolean,
   io: Parameters<Command["run"]>[1],
 ): Promise<number> {
   const connection = await openAdminConnection(target);
@@ -166,15 +176,24 @@ async function applySchema(
     if (!before.fixable) {
       for (const problem of before.problems)
         io.stderr.write(`rowclaim schema: ${describeProblem(table.name, problem)}\n`);
-      io.stdout.write(`${before.fixes.join("\n")}\n`);
+      io.stdout.write(`${before.fixes.map((fix) => fix.sql).join("\n")}\n`);
       io.stderr.write(
         "rowclaim schema: not every difference can be fixed by a statement; nothing was changed.\n",
       );
       return EXIT_FAILED;
     }
-    for (const statement of before.fixes) {
-      io.stdout.write(`${statement}\n`);
-      await connection.execute(statement);
+    if (!allowRewrite && before.fixes.some((fix) => fix.effect === "rewrites")) {
+      for (const problem of before.problems)
+        io.stderr.write(`rowclaim schema: ${describeProblem(table.name, problem)}\n`);
+      io.stdout.write(`${before.fixes.map((fix) => fix.sql).join("\n")}\n`);
+      io.stderr.write(
+        "rowclaim schema: these statements include a column type change, which rewrites the table under an exclusive lock; nothing was changed. Run them in a maintenance window, or add --allow-rewrite.\n",
+      );
+      return EXIT_FAILED;
+    }
+    for (const fix of before.fixes) {
+      io.stdout.write(`${fix.sql}\n`);
+      await connection.execute(fix.sql);
     }
     const after = await checkTable(connection, table.name, sql);
     if (after.problems.length > 0) {
