@@ -45,7 +45,8 @@ export class TableNotFoundError extends Error {
 /**
  * Counts the rows of `table` by group: due, leased, scheduled, processed. The role columns are
  * the command line's standard names (`queue`, `run_at`, `processed_at`, `locked_until`) unless
- * `names` says otherwise; roles whose column the table lacks are not counted.
+ * `names` says otherwise (with `standardNames: false`, only the roles `names` gives: a table
+ * description's own columns); roles whose column the table lacks are not counted.
  *
  * @throws {TableNotFoundError} when the table does not exist.
  */
@@ -54,15 +55,17 @@ export async function readTableStatus(
   table: string,
   names: Partial<Record<keyof StatusColumns, string>> = {},
   now: Date = new Date(),
+  options: { readonly standardNames?: boolean } = {},
 ): Promise<TableStatus> {
+  const fallback = options.standardNames ?? true;
   const present = new Set(
     (await admin.query(columnListSql(admin.dialect), [table])).map((row) => String(row.name)),
   );
   if (present.size === 0) throw new TableNotFoundError(table);
   const columns: { -readonly [K in keyof StatusColumns]: string } = {};
   for (const role of ["group", "runAt", "processedAt", "lockedUntil"] as const) {
-    const name = names[role] ?? standardColumns[role];
-    if (present.has(name)) columns[role] = name;
+    const name = names[role] ?? (fallback ? standardColumns[role] : undefined);
+    if (name !== undefined && present.has(name)) columns[role] = name;
   }
   const statement = statusCountSql(admin.dialect, table, columns, timeParam(admin.dialect, now));
   const rows = await admin.query(statement.sql, statement.params);
