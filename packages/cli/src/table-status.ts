@@ -5,7 +5,13 @@
  * @module
  */
 import type { AdminConnection } from "./admin-connection.js";
-import { columnListSql, type StatusColumns, statusCountSql, timeParam } from "./admin-sql.js";
+import {
+  columnListSql,
+  type StatusColumns,
+  type StatusOptions,
+  statusCountSql,
+  timeParam,
+} from "./admin-sql.js";
 import { standardColumns } from "./tables.js";
 
 /** The counts of one group of a table (or of the whole table, when it has no group column). */
@@ -22,6 +28,8 @@ export interface GroupStatus {
   readonly scheduled: number;
   /** Marked in `processedAt` (kept after ack). */
   readonly processed: number;
+  /** In the dead-letter group (known from a table description or `--dead-letter-group`). */
+  readonly dead: number;
 }
 
 /** The status of one table. */
@@ -55,7 +63,7 @@ export async function readTableStatus(
   table: string,
   names: Partial<Record<keyof StatusColumns, string>> = {},
   now: Date = new Date(),
-  options: { readonly standardNames?: boolean } = {},
+  options: { readonly standardNames?: boolean } & StatusOptions = {},
 ): Promise<TableStatus> {
   const fallback = options.standardNames ?? true;
   const present = new Set(
@@ -67,7 +75,13 @@ export async function readTableStatus(
     const name = names[role] ?? (fallback ? standardColumns[role] : undefined);
     if (name !== undefined && present.has(name)) columns[role] = name;
   }
-  const statement = statusCountSql(admin.dialect, table, columns, timeParam(admin.dialect, now));
+  const statement = statusCountSql(
+    admin.dialect,
+    table,
+    columns,
+    timeParam(admin.dialect, now),
+    options.deadGroup === undefined ? {} : { deadGroup: options.deadGroup },
+  );
   const rows = await admin.query(statement.sql, statement.params);
   const groups = rows
     .map((row) => ({
@@ -77,6 +91,7 @@ export async function readTableStatus(
       leased: count(row.leased),
       scheduled: count(row.scheduled),
       processed: count(row.processed),
+      dead: count(row.dead),
     }))
     .filter((group) => group.total > 0)
     // Rows without a group first, then groups by name: the same order on every database.

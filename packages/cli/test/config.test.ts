@@ -37,7 +37,13 @@ function writeConfig(dir: string, body: unknown, file = "rowclaim.config.mjs"): 
 interface StatusJson {
   readonly table: string;
   readonly columns: Record<string, string>;
-  readonly groups: readonly { total: number; due: number; leased: number }[];
+  readonly groups: readonly {
+    group: string | null;
+    total: number;
+    due: number;
+    leased: number;
+    dead: number;
+  }[];
 }
 
 describe.each(["sqlite", "postgres", "mysql"] as const)("a config module's tables on %s", (dialect) => {
@@ -67,6 +73,39 @@ describe.each(["sqlite", "postgres", "mysql"] as const)("a config module's table
     expect(only?.table).toBe(table);
     expect(only?.columns).toEqual({ lockedUntil: "locked_until" });
     expect(only?.groups.map((group) => [group.total, group.due, group.leased])).toEqual([[2, 2, 0]]);
+  });
+
+  it("status counts the rows of a description's dead-letter group as dead, not due", async () => {
+    const url = dialect === "sqlite" ? join(tempDir(), "dead.db") : await databaseUrl(dialect);
+    const admin = await openAdminConnection(parseTarget(url));
+    connections.push(admin);
+    const table = uniquePrefix(`config_dead_${dialect}`);
+    dropped.push(() => admin.execute(dropTableSql(dialect, table)));
+    const description = {
+      name: table,
+      columns: {
+        id: "id",
+        payload: "payload",
+        attempt: "attempt",
+        group: "queue",
+        lockedUntil: "locked_until",
+      },
+      maxAttempts: 3,
+      deadLetter: { group: "dead" },
+    };
+    const config = writeConfig(tempDir(), { url, tables: [description] });
+    expect((await runMain(["schema", "--apply", "--config", config])).code).toBe(0);
+    const q = (name: string): string => quoteIdentifier(dialect, name);
+    await admin.execute(
+      `INSERT INTO ${q(table)} (${q("payload")}, ${q("queue")}) VALUES ('{}', 'dead'), ('{}', 'dead'), ('{}', 'mail')`,
+    );
+    const status = await runMain(["status", "--config", config, "--json"]);
+    expect(status.code, status.stderr).toBe(0);
+    const [only] = JSON.parse(status.stdout) as StatusJson[];
+    expect(only?.groups.map((group) => [group.group, group.total, group.due, group.dead])).toEqual([
+      ["dead", 2, 0, 2],
+      ["mail", 1, 1, 0],
+    ]);
   });
 });
 

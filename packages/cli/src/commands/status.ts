@@ -72,6 +72,11 @@ export const statusCommand: Command = {
         defaultText: "locked_until",
         description: "The lockedUntil column.",
       },
+      "dead-letter-group": {
+        type: "string",
+        value: "GROUP",
+        description: "The dead-letter group (without a config module): its rows count as dead, not due.",
+      },
       json: { type: "boolean", description: "Print JSON instead of a table." },
     },
     examples: [
@@ -87,7 +92,10 @@ export const statusCommand: Command = {
     }
     const configFile = findConfig(stringFlag(flags, "config"));
     const config = configFile === undefined ? undefined : await loadConfig(configFile);
-    if (config !== undefined && Object.keys(names).length > 0)
+    if (
+      config !== undefined &&
+      (Object.keys(names).length > 0 || flags.values["dead-letter-group"] !== undefined)
+    )
       throw new UsageError(
         `the --*-column flags name columns of the standard layout; ${config.file} describes the tables' columns.`,
         "status",
@@ -96,11 +104,20 @@ export const statusCommand: Command = {
     // Each table with the role columns to count: the config's own names, or the flags' (standard) ones.
     const tables =
       config === undefined
-        ? given.map((table) => ({ table, names, standardNames: true }))
+        ? given.map((table) => ({
+            table,
+            names,
+            standardNames: true,
+            deadGroup: stringFlag(flags, "dead-letter-group"),
+          }))
         : pickTables(config, given, "status").map((table) => ({
             table: table.name,
             names: table.columns,
             standardNames: false,
+            deadGroup:
+              table.deadLetter !== undefined && "group" in table.deadLetter
+                ? table.deadLetter.group
+                : undefined,
           }));
     if (tables.length === 0)
       throw new UsageError("status needs --table NAME, or a config module that lists the tables.", "status");
@@ -111,9 +128,10 @@ export const statusCommand: Command = {
     const results: TableStatus[] = [];
     let exitCode = EXIT_OK;
     try {
-      for (const { table, names: columns, standardNames } of tables) {
+      for (const { table, names: columns, standardNames, deadGroup } of tables) {
         try {
-          results.push(await readTableStatus(admin, table, columns, new Date(), { standardNames }));
+          const options = deadGroup === undefined ? { standardNames } : { standardNames, deadGroup };
+          results.push(await readTableStatus(admin, table, columns, new Date(), options));
         } catch (error) {
           if (!(error instanceof TableNotFoundError)) throw error;
           io.stderr.write(`rowclaim status: ${error.message}\n`);
@@ -145,7 +163,11 @@ export function formatStatus(status: TableStatus): string {
     String(group.leased),
     String(group.scheduled),
     String(group.processed),
+    String(group.dead),
   ]);
   if (rows.length === 0) return `${header}  (empty)\n`;
-  return header + formatTextTable(["group", "total", "due", "leased", "scheduled", "processed"], rows, "  ");
+  return (
+    header +
+    formatTextTable(["group", "total", "due", "leased", "scheduled", "processed", "dead"], rows, "  ")
+  );
 }
