@@ -8,18 +8,11 @@
 import { defineTable, type TableDefinition } from "@rowclaim/core";
 import { describe, expect, it } from "vitest";
 import { type Bound, TableStatements } from "../src/sql.js";
-import { quote, uniqueName, useMysqlFixture } from "./support.js";
+import { leaseColumns, quote, uniqueName, useMysqlFixture } from "./support.js";
 
 const db = useMysqlFixture();
 
-const columns = {
-  id: "id",
-  payload: "payload",
-  attempt: "attempt",
-  runAt: "run_at",
-  lockedUntil: "locked_until",
-  processedAt: "processed_at",
-};
+const columns = { ...leaseColumns, processedAt: "processed_at" };
 
 /** How the server reads the table for `bound` (EXPLAIN's access type and key, one per table read). */
 async function accessOf(bound: Bound): Promise<{ type: unknown; key: unknown }[]> {
