@@ -109,10 +109,14 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   }
 
   /**
-   * Coalesced acknowledgement: one `DELETE … WHERE id IN (…)` (or one `UPDATE` marking the rows
-   * processed and counting the attempt, as {@link MysqlRowLockClaimer.settle} does to each) inside
-   * the batch's open transaction: the rows change when the batch commits, and a rollback undoes it
-   * with the rest of the batch.
+   * Coalesced acknowledgement, one round trip inside the batch's open transaction: the rows
+   * change when the batch commits, and a rollback undoes it with the rest of the batch. Every row
+   * is found by primary key, so that the batch touches no row of another batch (a scan would wait
+   * on their locks, and two batches of two processes would deadlock): one `UPDATE … FORCE INDEX
+   * (PRIMARY)` marking the rows processed and counting the attempt, as {@link
+   * MysqlRowLockClaimer.settle} does to each; one multi-table `DELETE … FORCE INDEX (PRIMARY)` on
+   * MySQL; one `DELETE … WHERE id = ?` per row in one compound statement on MariaDB (its `DELETE`
+   * ignores index hints).
    */
   async settleMany(
     token: MysqlRowLockToken,
@@ -121,7 +125,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   ): Promise<void> {
     if (rows.length === 0) return;
     try {
-      const bound = this.#settlements.ackMany(settlement, rows);
+      const bound = this.#settlements.ackMany(settlement, rows, this.#context.family);
       await run(token.connection, bound.sql, bound.values);
     } catch (error) {
       throw normalizeError(error, {
@@ -223,14 +227,14 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   ): Promise<CommittedAndClaimed<MysqlRowLockToken>> {
     const { statements } = this.#context;
     const { connection } = token;
-    const acks = this.#settlements.ackMany(settlement, rows);
+    const acks = this.#settlements.ackSteps(settlement, rows, "mariadb");
     const select = statements.rowLockClaim(request.now, request.limit);
     chainMarks += 1;
     const mark = chainMarks;
     let claimed: unknown[][];
     try {
       const [results] = await connection.query({
-        sql: compoundSql([acks.sql, transactionSql.commitAndChain, chainMarkSql.set, select.sql]),
+        sql: compoundSql([...acks.statements, transactionSql.commitAndChain, chainMarkSql.set, select.sql]),
         values: [...acks.values, mark, ...select.values],
         rowsAsArray: true,
       });
