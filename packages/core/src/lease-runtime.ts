@@ -198,7 +198,11 @@ export class LeaseRuntime implements FormRuntime {
     return group;
   }
 
-  /** Settles a group of acks: one `settle` for one, one `settleMany` for more; never throws. */
+  /**
+   * Settles a group of acks: one `settle` for one, one `settleMany` for more; never throws. A
+   * `settleMany` that fails changed no row: each ack then goes on its own, so that a row the
+   * database refuses fails alone and the others settle.
+   */
   async #settleAcks(acks: readonly PendingAck[]): Promise<void> {
     const [first] = acks;
     if (first === undefined) return;
@@ -221,8 +225,8 @@ export class LeaseRuntime implements FormRuntime {
         acks.map(({ hold }) => ({ id: hold.row.id, token: hold.token })),
         settlement,
       );
-    } catch (error) {
-      for (const ack of acks) ack.reject(error);
+    } catch {
+      await Promise.all(acks.map((ack) => this.#settleAcks([ack])));
       return;
     }
     this.#answer(acks, settled);
