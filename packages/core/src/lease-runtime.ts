@@ -153,6 +153,11 @@ export class LeaseRuntime implements FormRuntime {
     await this.#claimer.close();
   }
 
+  /** @internal the host's clock, in milliseconds. */
+  now(): number {
+    return this.#clock().getTime();
+  }
+
   /** @internal */
   forget(hold: LeaseHold): void {
     this.#held.delete(hold);
@@ -424,6 +429,10 @@ class LeaseHold implements HeldRow {
 
   get leaseExpiry(): Date {
     return this.token.expiry;
+  }
+
+  get expired(): boolean {
+    return this.token.expiry.getTime() <= this.#runtime.now();
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   ClosedError,
   DeclarationError,
   InvalidArgumentError,
+  LeaseLostError,
   UnsupportedFormError,
 } from "./errors.js";
 import type { BrokerEvents } from "./events.js";
@@ -343,7 +344,11 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     this.#slotFreed.wake();
   }
 
-  /** Starts waiting rows while workers are free (and the subscription runs); drops rows whose hold was lost meanwhile. */
+  /**
+   * Starts waiting rows while workers are free (and the subscription runs); drops rows whose
+   * hold was lost meanwhile, and gives back lease rows whose lease ran out by the host's clock
+   * (after a stall, before an extension could find out whether another claim took them).
+   */
   #startWaiting(): void {
     const { workers } = this.#settings;
     while (this.#running && this.#busy < workers) {
@@ -351,8 +356,26 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       if (next === undefined) return;
       // A lease lost (or a batch rolled back) while the row waited: it is no longer ours to run.
       if (next.hold.aborted) continue;
+      if (next.hold.expired === true) {
+        this.#giveBackExpired(next.hold);
+        continue;
+      }
       this.#start(next.hold, next.claimMs);
     }
+  }
+
+  /** Gives back a waiting lease row whose lease ran out (released where it still holds it, due again). */
+  #giveBackExpired(hold: HeldRow): void {
+    const reason = new LeaseLostError(
+      `Table "${this.table.name}" (lease form): the lease of row ${String(hold.row.id)}, claimed ahead, ran out before a worker was free; it was given back unhandled.`,
+      { table: this.table.name },
+    );
+    hold.giveBack(reason).catch((error: unknown) => {
+      this.#logger.error(
+        `Table "${this.table.name}": giving back row ${String(hold.row.id)}, whose lease ran out while it waited, failed; it is due again once its lease ran out.`,
+        { err: error, table: this.table.name },
+      );
+    });
   }
 
   /** Starts one delivery. */
