@@ -32,12 +32,7 @@ export function poisonSuite(harness: ConformanceHarness): void {
           `[${form}] batch ${batch}: a row whose ack the database refuses is tried at most maxAttempts times, then dead-lettered; the other rows are acked once`,
           async (fx) => {
             await fx.requireForm(form);
-            const refuse = harness.refuseProcessedAt?.bind(harness);
-            if (refuse === undefined) {
-              return fx.skip(
-                `the ${harness.name} harness gives no refuseProcessedAt(), so no test can make the database refuse an ack`,
-              );
-            }
+            const refuse = fx.requireRefuseProcessedAt();
             const maxAttempts = 3;
             const table = await fx.table(form, {
               roles: ["attempt", "runAt", "group", "processedAt"],

@@ -270,12 +270,7 @@ export function settlementsSuite(harness: ConformanceHarness): void {
         `[${form}] acks the database refuses fail every delivery they carried, and the rows are claimed again`,
         async (fx) => {
           await fx.requireForm(form);
-          const refuse = harness.refuseProcessedAt?.bind(harness);
-          if (refuse === undefined) {
-            return fx.skip(
-              `the ${harness.name} harness gives no refuseProcessedAt(), so no test can make the database refuse an ack`,
-            );
-          }
+          const refuse = fx.requireRefuseProcessedAt();
           // Extended every second while the handlers wait; after the failure the rows come back within 2 s.
           const table = await fx.table(form, { lease: 2, roles: ["attempt", "runAt", "processedAt"] });
           const count = 4;
