@@ -17,6 +17,12 @@
  * most one turn longer than before. Should the combined call fail, nothing of it was committed:
  * the acks go on their own and the claim runs again alone, so each reports its own error.
  *
+ * A claim may take back a row this subscription still holds, once its lease ran out while the
+ * process stood still (its settlement queued, or its handler still running with extension off
+ * or late): the hold in work keeps the row under the claim's new token (its queued settlement
+ * and the extensions use it; a settlement sent with the old token just before is sent again
+ * with the new one) and the row is not delivered a second time.
+ *
  * @module
  */
 import type { ClockSkewMonitor } from "./clock-skew.js";
@@ -52,6 +58,10 @@ export class LeaseRuntime implements FormRuntime {
   readonly #table: TableDefinition;
   readonly #logger: Logger;
   readonly #held = new Set<LeaseHold>();
+  /** Holds not finished yet (settling included), by row id: a claim that takes one back adopts it. */
+  readonly #own = new Map<string, LeaseHold>();
+  /** The claimer's claims (`claim`, `settleAndClaim`) in flight. */
+  readonly #claims = new Set<Promise<unknown>>();
   readonly #timer: NodeJS.Timeout | undefined;
   readonly #clock: () => Date;
   readonly #skew: ClockSkewMonitor | undefined;
@@ -93,20 +103,59 @@ export class LeaseRuntime implements FormRuntime {
     const claimed =
       this.#claimer.settleAndClaim !== undefined && this.#pendingAcks.length > 0 && !this.#flushing
         ? await this.#claimWithAcks(request)
-        : await this.#claimer.claim(request);
-    return claimed.map(({ row, token }) => {
+        : await this.#inFlight(this.#claimer.claim(request));
+    const holds: LeaseHold[] = [];
+    for (const { row, token } of claimed) {
+      const key = String(row.id);
+      // Taken back from this subscription itself (see the module's notes): the hold in work keeps it.
+      if (this.#own.get(key)?.adopt(token) === true) continue;
       const hold = new LeaseHold(this, row, token);
       if (!this.transactional) hold.transaction = undefined;
       this.#held.add(hold);
-      return hold;
-    });
+      this.#own.set(key, hold);
+      holds.push(hold);
+    }
+    return holds;
+  }
+
+  /** `claim`, kept among the claims in flight until it returns. */
+  #inFlight<T>(claim: Promise<T>): Promise<T> {
+    this.#claims.add(claim);
+    const done = (): void => {
+      this.#claims.delete(claim);
+    };
+    claim.then(done, done);
+    return claim;
+  }
+
+  /**
+   * Resolves once the claims in flight now have returned and their rows were handed out (a turn
+   * later): a settlement or an extension that found its row under another token asks this first,
+   * as the token may be this subscription's own claim's, which its hold then adopted.
+   */
+  async #claimsReturned(): Promise<void> {
+    if (this.#claims.size === 0) return;
+    await Promise.allSettled([...this.#claims]);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  /** @internal the hold is finished (settled, failed, given back or up): no claim adopts it now. */
+  finished(hold: LeaseHold): void {
+    const key = String(hold.row.id);
+    if (this.#own.get(key) === hold) this.#own.delete(key);
   }
 
   async close(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     for (const hold of this.#held) hold.controller.abort();
     this.#held.clear();
+    this.#own.clear();
     await this.#claimer.close();
+  }
+
+  /** @internal the host's clock, in milliseconds. */
+  now(): number {
+    return this.#clock().getTime();
   }
 
   /** @internal */
@@ -120,7 +169,7 @@ export class LeaseRuntime implements FormRuntime {
    */
   settleHold(hold: LeaseHold, settlement: Settlement): Promise<void> {
     if (this.#claimer.settleMany === undefined || !isAckSettlement(settlement)) {
-      return this.#claimer.settle(hold.row.id, hold.token, settlement);
+      return this.#settleAlone(hold, settlement);
     }
     return new Promise<void>((resolve, reject) => {
       this.#pendingAcks.push({ hold, settlement, resolve, reject });
@@ -129,6 +178,21 @@ export class LeaseRuntime implements FormRuntime {
       if (this.#claimer.settleAndClaim !== undefined) this.#leftAcks.set();
       else void this.#flushAcks();
     });
+  }
+
+  /** One settlement on its own; sent again should the hold have adopted a new token meanwhile. */
+  async #settleAlone(hold: LeaseHold, settlement: Settlement): Promise<void> {
+    for (;;) {
+      const sent = hold.token;
+      try {
+        await this.#claimer.settle(hold.row.id, sent, settlement);
+        return;
+      } catch (error) {
+        if (!BrokerError.is(error, "LEASE_LOST")) throw error;
+        await this.#claimsReturned();
+        if (hold.token === sent) throw error;
+      }
+    }
   }
 
   /**
@@ -144,18 +208,22 @@ export class LeaseRuntime implements FormRuntime {
     this.#flushing = true;
     try {
       let result: SettledAndClaimed<LeaseToken>;
+      const sent = acks.map(({ hold }) => hold.token);
       try {
-        result = await settleAndClaim.call(
-          this.#claimer,
-          acks.map(({ hold }) => ({ id: hold.row.id, token: hold.token })),
-          settlement,
-          request,
+        result = await this.#inFlight(
+          settleAndClaim.call(
+            this.#claimer,
+            acks.map(({ hold }, index) => ({ id: hold.row.id, token: sent[index] as LeaseToken })),
+            settlement,
+            request,
+          ),
         );
       } catch {
         await this.#settleAcks(acks);
-        return await this.#claimer.claim(request);
+        return await this.#inFlight(this.#claimer.claim(request));
       }
-      this.#answer(acks, result.settled);
+      // Not awaited: the claim's own rows are handed out first (an ack may wait for that).
+      void this.#answer(acks, result.settled, sent);
       return result.claimed;
     } finally {
       this.#flushing = false;
@@ -198,13 +266,17 @@ export class LeaseRuntime implements FormRuntime {
     return group;
   }
 
-  /** Settles a group of acks: one `settle` for one, one `settleMany` for more; never throws. */
+  /**
+   * Settles a group of acks: one `settle` for one, one `settleMany` for more; never throws. A
+   * `settleMany` that fails changed no row: each ack then goes on its own, so that a row the
+   * database refuses fails alone and the others settle.
+   */
   async #settleAcks(acks: readonly PendingAck[]): Promise<void> {
     const [first] = acks;
     if (first === undefined) return;
     if (acks.length === 1) {
       try {
-        await this.#claimer.settle(first.hold.row.id, first.hold.token, first.settlement);
+        await this.#settleAlone(first.hold, first.settlement);
         first.resolve();
       } catch (error) {
         first.reject(error);
@@ -215,25 +287,39 @@ export class LeaseRuntime implements FormRuntime {
     const settlement = (acks[acks.length - 1] as PendingAck).settlement;
     const settleMany = this.#claimer.settleMany as NonNullable<LeaseClaimer["settleMany"]>;
     let settled: readonly boolean[];
+    const sent = acks.map(({ hold }) => hold.token);
     try {
       settled = await settleMany.call(
         this.#claimer,
-        acks.map(({ hold }) => ({ id: hold.row.id, token: hold.token })),
+        acks.map(({ hold }, index) => ({ id: hold.row.id, token: sent[index] as LeaseToken })),
         settlement,
       );
-    } catch (error) {
-      for (const ack of acks) ack.reject(error);
+    } catch {
+      await Promise.all(acks.map((ack) => this.#settleAcks([ack])));
       return;
     }
-    this.#answer(acks, settled);
+    await this.#answer(acks, settled, sent);
   }
 
-  /** Resolves each ack the database settled; fails the others with `LEASE_LOST`. */
-  #answer(acks: readonly PendingAck[], settled: readonly boolean[]): void {
+  /**
+   * Resolves each ack the database settled; fails the others with `LEASE_LOST`, but for a hold
+   * that adopted a new token since its ack was `sent`: that ack waits to go again.
+   */
+  async #answer(
+    acks: readonly PendingAck[],
+    settled: readonly boolean[],
+    sent: readonly LeaseToken[],
+  ): Promise<void> {
+    if (settled.some((one) => one !== true)) await this.#claimsReturned();
+    let again = false;
     acks.forEach((ack, index) => {
       if (settled[index] === true) ack.resolve();
-      else ack.reject(this.lost(ack.hold));
+      else if (ack.hold.token !== sent[index]) {
+        this.#pendingAcks.push(ack);
+        again = true;
+      } else ack.reject(this.lost(ack.hold));
     });
+    if (again && !this.#flushing) void this.#flushAcks();
   }
 
   /** @internal the claimer's transaction method, where it has one. */
@@ -266,8 +352,9 @@ export class LeaseRuntime implements FormRuntime {
     if (holds.length === 0) return;
     this.#extending = true;
     const expiry = leaseExpiry(this.#clock(), this.#table.leaseSeconds);
+    const sent = holds.map((hold) => hold.token);
     const running = this.#claimer.extend(
-      holds.map((hold) => ({ id: hold.row.id, token: hold.token })),
+      holds.map((hold, index) => ({ id: hold.row.id, token: sent[index] as LeaseToken })),
       expiry,
     );
     const settled = running.then(
@@ -277,12 +364,16 @@ export class LeaseRuntime implements FormRuntime {
     for (const hold of holds) hold.extension = settled;
     try {
       const tokens = await running;
+      if (tokens.some((token) => token === null || token === undefined)) await this.#claimsReturned();
       holds.forEach((hold, index) => {
         const token = tokens[index];
+        // Taken back by this subscription's own claim meanwhile: the hold has the claim's token.
+        if (hold.token !== sent[index]) return;
         if (token === null || token === undefined) {
           const error = this.lost(hold);
           hold.lostError = error;
           this.#held.delete(hold);
+          this.finished(hold);
           hold.controller.abort(error);
         } else {
           hold.token = token;
@@ -340,18 +431,34 @@ class LeaseHold implements HeldRow {
     return this.token.expiry;
   }
 
+  get expired(): boolean {
+    return this.token.expiry.getTime() <= this.#runtime.now();
+  }
+
+  /**
+   * A claim of this subscription took the row back with `token` while this hold was not
+   * finished: the hold keeps the row under it. `false` where the hold was lost or given up.
+   */
+  adopt(token: LeaseToken): boolean {
+    if (this.lostError !== undefined || this.abandoned !== undefined || this.controller.aborted) return false;
+    this.token = token;
+    return true;
+  }
+
   async settle(settlement: Settlement): Promise<void> {
     this.settling = true;
-    if (this.extension !== undefined) await this.extension;
-    this.#runtime.forget(this);
-    if (this.lostError !== undefined) throw this.lostError;
     try {
+      if (this.extension !== undefined) await this.extension;
+      this.#runtime.forget(this);
+      if (this.lostError !== undefined) throw this.lostError;
       await this.#runtime.settleHold(this, settlement);
     } catch (error) {
       if (BrokerError.is(error, "LEASE_LOST")) {
         this.controller.abort(error);
       }
       throw error;
+    } finally {
+      this.#runtime.finished(this);
     }
   }
 
@@ -375,9 +482,11 @@ class LeaseHold implements HeldRow {
     };
     try {
       await this.#runtime.transactionHold(this, work, fence);
+      this.#runtime.finished(this);
     } catch (error) {
       if (BrokerError.is(error, "LEASE_LOST")) {
         this.#runtime.forget(this);
+        this.#runtime.finished(this);
         this.controller.abort(error);
       }
       throw error;
@@ -388,6 +497,7 @@ class LeaseHold implements HeldRow {
     this.settling = true;
     if (this.extension !== undefined) await this.extension;
     this.#runtime.forget(this);
+    this.#runtime.finished(this);
     this.controller.abort(reason);
     if (this.lostError !== undefined) return;
     try {
@@ -400,6 +510,7 @@ class LeaseHold implements HeldRow {
 
   async abandon(reason: BrokerError): Promise<void> {
     this.#runtime.forget(this);
+    this.#runtime.finished(this);
     this.abandoned = reason;
     this.controller.abort(reason);
   }

@@ -13,6 +13,7 @@ import {
   ClosedError,
   DeclarationError,
   InvalidArgumentError,
+  LeaseLostError,
   UnsupportedFormError,
 } from "./errors.js";
 import type { BrokerEvents } from "./events.js";
@@ -32,6 +33,22 @@ import { WakeSignal } from "./wake.js";
 
 /** How long a claim loop runs at most without giving the event loop a turn, in milliseconds. */
 const YIELD_EVERY_MS = 10;
+
+/** How many rows whose settlement failed a subscription remembers at most (the oldest are forgotten). */
+const MAX_REMEMBERED = 10_000;
+
+/**
+ * Errors after which a settlement is not remembered: the delivery was given up or lost, or
+ * the connection went (as a crash, it spends no attempt), or the outcome itself was refused.
+ */
+const NOT_REMEMBERED = [
+  "CLOSED",
+  "LEASE_LOST",
+  "CONNECTION_LOST",
+  "CONNECTION_TIMEOUT",
+  "DECLARATION",
+  "INVALID_ARGUMENT",
+] as const;
 
 /**
  * Whether an outcome finishes its row (ack, drop): its worker is free once the settlement is
@@ -160,6 +177,12 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
   #claimCount = 0;
   /** Claims running now (more than one while the loop claims ahead). */
   #claiming = 0;
+  /**
+   * Rows whose settlement failed in this process, by id: the attempt their next claim reads
+   * while nothing of that settlement landed, and the outcome that claim settles by, without
+   * running the handler (see {@link SubscriptionRunner.#remember}).
+   */
+  readonly #remembered = new Map<string, { readonly attempt: number; readonly outcome: Outcome }>();
   readonly #idleWaiters = new Set<{ readonly after: number; readonly resolve: () => void }>();
 
   constructor(args: {
@@ -321,7 +344,11 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     this.#slotFreed.wake();
   }
 
-  /** Starts waiting rows while workers are free (and the subscription runs); drops rows whose hold was lost meanwhile. */
+  /**
+   * Starts waiting rows while workers are free (and the subscription runs); drops rows whose
+   * hold was lost meanwhile, and gives back lease rows whose lease ran out by the host's clock
+   * (after a stall, before an extension could find out whether another claim took them).
+   */
   #startWaiting(): void {
     const { workers } = this.#settings;
     while (this.#running && this.#busy < workers) {
@@ -329,8 +356,26 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       if (next === undefined) return;
       // A lease lost (or a batch rolled back) while the row waited: it is no longer ours to run.
       if (next.hold.aborted) continue;
+      if (next.hold.expired === true) {
+        this.#giveBackExpired(next.hold);
+        continue;
+      }
       this.#start(next.hold, next.claimMs);
     }
+  }
+
+  /** Gives back a waiting lease row whose lease ran out (released where it still holds it, due again). */
+  #giveBackExpired(hold: HeldRow): void {
+    const reason = new LeaseLostError(
+      `Table "${this.table.name}" (lease form): the lease of row ${String(hold.row.id)}, claimed ahead, ran out before a worker was free; it was given back unhandled.`,
+      { table: this.table.name },
+    );
+    hold.giveBack(reason).catch((error: unknown) => {
+      this.#logger.error(
+        `Table "${this.table.name}": giving back row ${String(hold.row.id)}, whose lease ran out while it waited, failed; it is due again once its lease ran out.`,
+        { err: error, table: this.table.name },
+      );
+    });
   }
 
   /** Starts one delivery. */
@@ -495,6 +540,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       try {
         await this.#settle(hold, outcome);
       } catch (error) {
+        this.#remember(hold, outcome, error, false);
         this.#settleFailed(hold, error);
         scope?.end(undefined, handlerMs, error);
         throw error;
@@ -540,6 +586,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           if (BrokerError.is(reason, "CLOSED") || BrokerError.is(reason, "LEASE_LOST")) throw reason;
           throw error;
         }
+        this.#remember(hold, settledBy?.outcome ?? ack(), error, true);
         this.#settleFailed(hold, error);
         scope?.end(undefined, handlerMs, error);
         throw error;
@@ -555,7 +602,10 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
 
     const { maxAttempts } = this.#settings;
     let outcome: Outcome;
-    if (maxAttempts !== undefined && row.attempt > maxAttempts) {
+    const remembered = this.#recall(row);
+    if (remembered !== undefined) {
+      outcome = remembered;
+    } else if (maxAttempts !== undefined && row.attempt > maxAttempts) {
       this.#logger.warn(
         `Table "${this.table.name}": row ${String(row.id)} reached attempt ${row.attempt}, past maxAttempts ${maxAttempts} (deliveries that crashed count too); moving it to the dead letter without running the handler.`,
         { table: this.table.name, id: row.id, attempt: row.attempt },
@@ -644,6 +694,58 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         outcome: outcome.kind,
       });
     }
+  }
+
+  /**
+   * Remembers (in this process) a row whose settlement by `outcome` failed with `error`, so that
+   * its next claim settles it without running the handler, where the failure shows nothing of
+   * the settlement landed:
+   *
+   * - `BATCH_ROLLED_BACK` (row lock form, not transactional): another settlement of the batch
+   *   failed; the row's own outcome is settled again on its next claim (the handler ran).
+   * - a database error (the row's own settlement refused, say by a constraint): the next claim
+   *   settles the row as a handler failure of this attempt (a retry with backoff, counting the
+   *   attempt, or the dead letter at `maxAttempts`; a dead letter the database refused becomes a
+   *   retry with backoff). In the row lock form the failed settlement rolled back with its
+   *   batch and counted nothing: this is where its attempt is counted, so that a row whose
+   *   settlement always fails is tried at most `maxAttempts` times, with backoff, then
+   *   dead-lettered. A crash (or a lost connection) is not remembered and spends no attempt.
+   */
+  #remember(hold: HeldRow, outcome: Outcome, error: unknown, transactional: boolean): void {
+    if (NOT_REMEMBERED.some((code) => BrokerError.is(error, code))) return;
+    const { row } = hold;
+    const rowLock = this.table.form === "rowLock";
+    let next: Outcome;
+    if (BrokerError.is(error, "BATCH_ROLLED_BACK")) {
+      // A transactional body's writes rolled back with the batch: its handler runs again.
+      if (!rowLock || transactional) return;
+      next = outcome;
+    } else {
+      next =
+        outcome.kind === "deadLetter" ? this.#retryOutcome(row.attempt) : this.#failureOutcome(row.attempt);
+    }
+    const key = String(row.id);
+    this.#remembered.delete(key);
+    this.#remembered.set(key, { attempt: rowLock ? row.attempt : row.attempt + 1, outcome: next });
+    if (this.#remembered.size > MAX_REMEMBERED)
+      this.#remembered.delete(this.#remembered.keys().next().value as string);
+  }
+
+  /** The outcome {@link SubscriptionRunner.#remember} kept for `row`'s claim now, if any (forgotten then). */
+  #recall(row: HeldRow["row"]): Outcome | undefined {
+    if (this.#remembered.size === 0) return undefined;
+    const key = String(row.id);
+    const remembered = this.#remembered.get(key);
+    if (remembered === undefined) return undefined;
+    this.#remembered.delete(key);
+    if (remembered.attempt !== row.attempt) return undefined;
+    if (remembered.outcome.kind !== "ack" && remembered.outcome.kind !== "drop") {
+      this.#logger.warn(
+        `Table "${this.table.name}": settling row ${String(row.id)} failed on its last claim; settling it by ${remembered.outcome.kind} without running the handler (attempt ${row.attempt}).`,
+        { table: this.table.name, id: row.id, attempt: row.attempt, outcome: remembered.outcome.kind },
+      );
+    }
+    return remembered.outcome;
   }
 
   /** Applies an outcome to a held row; counts it and wakes the claim loop where it frees rows. */
@@ -788,10 +890,15 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
   }
 
   #failureOutcome(attempt: number): Outcome {
-    const { maxAttempts, backoff } = this.#settings;
+    const { maxAttempts } = this.#settings;
     if (maxAttempts !== undefined && attempt >= maxAttempts) return deadLetter();
+    return this.#retryOutcome(attempt);
+  }
+
+  /** A retry after the backoff of `attempt` (at once where the table has no `runAt` column). */
+  #retryOutcome(attempt: number): Outcome {
     if (this.table.columns.runAt === undefined) return retry();
-    return retryAfter(backoffDelay(attempt, backoff));
+    return retryAfter(backoffDelay(attempt, this.#settings.backoff));
   }
 
   #settlementFor(outcome: Outcome): Settlement {
