@@ -38,6 +38,7 @@ export {
   type WakeListener,
 } from "./driver.js";
 export {
+  AuthenticationError,
   BatchRolledBackError,
   BrokerError,
   type BrokerErrorCode,
@@ -52,6 +53,7 @@ export {
   LeaseLostError,
   SchemaError,
   ServerTooOldError,
+  UnknownDatabaseError,
   UnsafeTopologyError,
   UnsupportedFormError,
 } from "./errors.js";
@@ -92,7 +94,7 @@ export {
   type ObjectFirstLogger,
   silentLogger,
 } from "./logger.js";
-export { checkPoolSize, connectionsNeeded, describeValue, nearestKey } from "./options-check.js";
+export { checkPoolSize, connectionsNeeded, describeValue, nearestKey, unknownKey } from "./options-check.js";
 export {
   type AckOutcome,
   ack,

@@ -19,6 +19,7 @@ import {
   type PublishRow,
   type RowId,
   type TableDefinition,
+  unknownKey,
   type WakeListener,
 } from "@rowclaim/core";
 import pg from "pg";
@@ -94,6 +95,62 @@ export type PostgresDriverOptions = PostgresConnectionOptions & {
   readonly skipProbes?: readonly ProbeName[];
 };
 
+/** Every key of every member of a union of option objects. */
+type OptionKey<T> = T extends unknown ? keyof T : never;
+
+/** The keys `createPostgresDriver()` takes (checked against the option types when it compiles). */
+const driverOptionKeys = Object.freeze(
+  Object.keys({
+    pool: true,
+    url: true,
+    max: true,
+    applicationName: true,
+    notify: true,
+    assumeServerVersion: true,
+    acquireTimeoutMs: true,
+    skipProbes: true,
+  } satisfies Record<OptionKey<PostgresDriverOptions>, true>),
+);
+
+/**
+ * Whether `url` is a connection string `pg` reads as the user meant: a `postgres://` or
+ * `postgresql://` URL, a `socket:` URL, or a socket folder (`/var/run/postgresql`). `pg` reads
+ * anything else as a path relative to `postgres://base`, and the first connection then fails
+ * with `getaddrinfo ENOTFOUND base`.
+ */
+function isPostgresUrl(url: string): boolean {
+  if (url.startsWith("/")) return true;
+  if (!URL.canParse(url)) return false;
+  const { protocol } = new URL(url);
+  return protocol === "postgres:" || protocol === "postgresql:" || protocol === "socket:";
+}
+
+/** A connection string as a message may show it: any password is masked. */
+function maskedUrl(url: string): string {
+  return url.replace(/(\/\/[^/@:]*:)[^/@]*@/, "$1***@");
+}
+
+/**
+ * Refuses options `createPostgresDriver()` cannot work with: an unknown key (a misspelled
+ * `maxx` would else be ignored), and a `url` that is not a PostgreSQL connection URL.
+ *
+ * @throws {InvalidArgumentError} naming the key (and the nearest valid one) or the URL's form.
+ */
+function checkDriverOptions(options: object): void {
+  const unknown = unknownKey(options, driverOptionKeys);
+  if (unknown !== undefined) {
+    throw new InvalidArgumentError(
+      `createPostgresDriver(): unknown option \`${unknown.key}\`. ${unknown.advice}`,
+    );
+  }
+  const url = (options as { url?: unknown }).url;
+  if (typeof url === "string" && url !== "" && !isPostgresUrl(url)) {
+    throw new InvalidArgumentError(
+      `createPostgresDriver({ url }): ${JSON.stringify(maskedUrl(url))} is not a PostgreSQL connection URL. Write it as "postgres://user:password@host:5432/database" (or "socket:/path/to/socket/folder?db=database").`,
+    );
+  }
+}
+
 /** The PostgreSQL driver: a core `Driver` whose `name` and `dialect` are `"postgres"`. */
 export interface PostgresDriver extends Driver {
   readonly name: "postgres";
@@ -126,6 +183,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       "createPostgresDriver() needs { pool } (a pg.Pool you own) or { url } (a connection string).",
     );
   }
+  checkDriverOptions(options);
   let pool: PoolLike;
   let ownsPool: boolean;
   if ("pool" in options && options.pool !== undefined) {
