@@ -94,7 +94,15 @@ export {
   type ObjectFirstLogger,
   silentLogger,
 } from "./logger.js";
-export { checkPoolSize, connectionsNeeded, describeValue, nearestKey, unknownKey } from "./options-check.js";
+export {
+  checkPoolSize,
+  connectionsNeeded,
+  describeValue,
+  nearestKey,
+  type OptionKeySet,
+  refuseUnknownOptions,
+  unknownKey,
+} from "./options-check.js";
 export {
   type AckOutcome,
   ack,

@@ -16,11 +16,12 @@ import {
   InvalidArgumentError,
   isolationLevels,
   type OpenOptions,
+  type OptionKeySet,
   type ProbeName,
   type PublishRow,
   type RowId,
+  refuseUnknownOptions,
   type TableDefinition,
-  unknownKey,
 } from "@rowclaim/core";
 import type { PoolConnection } from "mysql2/promise";
 import { MysqlAdvisoryClaimer } from "./advisory.js";
@@ -70,9 +71,6 @@ export type MysqlDriverOptions = (
   readonly acquireTimeoutMs?: number;
 };
 
-/** Every key of every member of a union of option objects. */
-type OptionKey<T> = T extends unknown ? keyof T : never;
-
 /** The keys `createMysqlDriver()` takes (checked against the option types when it compiles). */
 const driverOptionKeys = Object.freeze(
   Object.keys({
@@ -82,7 +80,7 @@ const driverOptionKeys = Object.freeze(
     assumeServerVersion: true,
     skipProbes: true,
     acquireTimeoutMs: true,
-  } satisfies Record<OptionKey<MysqlDriverOptions>, true>),
+  } satisfies OptionKeySet<MysqlDriverOptions>),
 );
 
 /**
@@ -93,12 +91,7 @@ const driverOptionKeys = Object.freeze(
  * @throws {InvalidArgumentError} naming the key (and the nearest valid one) or the URL's form.
  */
 function checkDriverOptions(options: object): void {
-  const unknown = unknownKey(options, driverOptionKeys);
-  if (unknown !== undefined) {
-    throw new InvalidArgumentError(
-      `createMysqlDriver(): unknown option \`${unknown.key}\`. ${unknown.advice}`,
-    );
-  }
+  refuseUnknownOptions(options, driverOptionKeys, "createMysqlDriver()");
   const url = (options as { url?: unknown }).url;
   if (typeof url === "string" && url !== "" && !isMysqlUrl(url)) {
     throw new InvalidArgumentError(

@@ -15,11 +15,12 @@ import {
   driverCapabilities,
   InvalidArgumentError,
   type OpenOptions,
+  type OptionKeySet,
   type ProbeName,
   type PublishRow,
   type RowId,
+  refuseUnknownOptions,
   type TableDefinition,
-  unknownKey,
   type WakeListener,
 } from "@rowclaim/core";
 import pg from "pg";
@@ -95,9 +96,6 @@ export type PostgresDriverOptions = PostgresConnectionOptions & {
   readonly skipProbes?: readonly ProbeName[];
 };
 
-/** Every key of every member of a union of option objects. */
-type OptionKey<T> = T extends unknown ? keyof T : never;
-
 /** The keys `createPostgresDriver()` takes (checked against the option types when it compiles). */
 const driverOptionKeys = Object.freeze(
   Object.keys({
@@ -109,7 +107,7 @@ const driverOptionKeys = Object.freeze(
     assumeServerVersion: true,
     acquireTimeoutMs: true,
     skipProbes: true,
-  } satisfies Record<OptionKey<PostgresDriverOptions>, true>),
+  } satisfies OptionKeySet<PostgresDriverOptions>),
 );
 
 /**
@@ -137,12 +135,7 @@ function maskedUrl(url: string): string {
  * @throws {InvalidArgumentError} naming the key (and the nearest valid one) or the URL's form.
  */
 function checkDriverOptions(options: object): void {
-  const unknown = unknownKey(options, driverOptionKeys);
-  if (unknown !== undefined) {
-    throw new InvalidArgumentError(
-      `createPostgresDriver(): unknown option \`${unknown.key}\`. ${unknown.advice}`,
-    );
-  }
+  refuseUnknownOptions(options, driverOptionKeys, "createPostgresDriver()");
   const url = (options as { url?: unknown }).url;
   if (typeof url === "string" && url !== "" && !isPostgresUrl(url)) {
     throw new InvalidArgumentError(

@@ -16,11 +16,12 @@ import {
   driverCapabilities,
   InvalidArgumentError,
   type OpenOptions,
+  type OptionKeySet,
   type PublishRow,
   type RowId,
+  refuseUnknownOptions,
   type TableDefinition,
   UnsupportedFormError,
-  unknownKey,
 } from "@rowclaim/core";
 import Database from "better-sqlite3";
 import { SqliteAdvisoryClaimer } from "./advisory.js";
@@ -82,9 +83,6 @@ export interface SqliteDatabaseOptions extends SqliteDriverCommonOptions {
 /** What {@link createSqliteDriver} takes. */
 export type SqliteDriverOptions = SqliteFileOptions | SqliteDatabaseOptions;
 
-/** Every key of every member of a union of option objects. */
-type OptionKey<T> = T extends unknown ? keyof T : never;
-
 /** The keys `createSqliteDriver()` takes (checked against the option types when it compiles). */
 const driverOptionKeys = Object.freeze(
   Object.keys({
@@ -93,7 +91,7 @@ const driverOptionKeys = Object.freeze(
     busyTimeout: true,
     synchronous: true,
     busyRetry: true,
-  } satisfies Record<OptionKey<SqliteDriverOptions>, true>),
+  } satisfies OptionKeySet<SqliteDriverOptions>),
 );
 
 /**
@@ -161,12 +159,7 @@ export class SqliteDriver implements Driver {
     if (typeof options !== "object" || options === null) {
       throw new InvalidArgumentError("createSqliteDriver() needs { filename } or { database }.");
     }
-    const unknown = unknownKey(options, driverOptionKeys);
-    if (unknown !== undefined) {
-      throw new InvalidArgumentError(
-        `createSqliteDriver(): unknown option \`${unknown.key}\`. ${unknown.advice}`,
-      );
-    }
+    refuseUnknownOptions(options, driverOptionKeys, "createSqliteDriver()");
     this.#busy = busyRetryPolicy(options.busyRetry);
     if ("database" in options && options.database !== undefined) {
       if (!isDatabase(options.database)) {
