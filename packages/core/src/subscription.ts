@@ -524,6 +524,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     const scope: DeliveryScope | undefined = instrumentation?.startDelivery(this.table, row);
     let handlerMs = 0;
     let settled = false;
+    // The error a settlement (or a transactional body's commit) failed with: the row was not settled.
+    let settleFailure: unknown;
     const settle = async (outcome: Outcome): Promise<void> => {
       if (settled) {
         throw new InvalidArgumentError(
@@ -541,6 +543,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         await this.#settle(hold, outcome);
       } catch (error) {
         this.#remember(hold, outcome, error, false);
+        settleFailure = error;
         this.#settleFailed(hold, error);
         scope?.end(undefined, handlerMs, error);
         throw error;
@@ -587,6 +590,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           throw error;
         }
         this.#remember(hold, settledBy?.outcome ?? ack(), error, true);
+        settleFailure = error;
         this.#settleFailed(hold, error);
         scope?.end(undefined, handlerMs, error);
         throw error;
@@ -671,9 +675,13 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         } catch (error) {
           handlerMs = performance.now() - handlerStart;
           if (settled) {
+            // Rethrown from a settlement that failed: the row was not settled, and comes back as its form says.
+            const notSettled = settleFailure !== undefined && error === settleFailure;
             this.#logger.error(
-              `Table "${this.table.name}": the handler threw after it settled row ${String(row.id)}.`,
-              { err: error, table: this.table.name, id: row.id },
+              notSettled
+                ? `Table "${this.table.name}": settling row ${String(row.id)} failed, so the row was not settled; it is due again once its claim ends (a rolled-back transaction, a lease that runs out, a session that ends).`
+                : `Table "${this.table.name}": the handler threw after it settled row ${String(row.id)}.`,
+              { err: error, table: this.table.name, id: row.id, settled: !notSettled },
             );
             return;
           }
@@ -692,6 +700,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         table: this.table.name,
         id: row.id,
         outcome: outcome.kind,
+        settled: false,
       });
     }
   }

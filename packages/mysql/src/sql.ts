@@ -131,7 +131,7 @@ export const chainMarkSql = Object.freeze({
 });
 
 /** Server facts read at open: version, the auto-increment step (publish ids on MySQL), the connection's database. */
-export const serverInfoSql = "SELECT VERSION(), @@auto_increment_increment, DATABASE()";
+export const serverInfoSql = "SELECT VERSION(), @@auto_increment_increment, DATABASE(), @@max_allowed_packet";
 
 /** The columns a table has, for the startup check. Values: schema (or null for the connection's database), table name. */
 export const columnsSql =
