@@ -105,13 +105,12 @@ export function firstInClaimOrder(
  * The head of a FIFO group: its first unfinished row in claim order, due or not, locked or
  * not. A FIFO claim takes this row or nothing.
  */
-export function fifoHead(table: TableDefinition, data: MemoryTable, group: string | null): KeyedRow | undefined {
-  return firstInClaimOrder(
-    table,
-    data,
-    (row) => unfinished(table, row) && inGroup(table, row, group),
-    1,
-  )[0];
+export function fifoHead(
+  table: TableDefinition,
+  data: MemoryTable,
+  group: string | null,
+): KeyedRow | undefined {
+  return firstInClaimOrder(table, data, (row) => unfinished(table, row) && inGroup(table, row, group), 1)[0];
 }
 
 /** The advisory key of `row`, rendered from the table's template (a NULL column renders as ""). */

@@ -3,7 +3,13 @@
  *
  * @module
  */
-import { type ClaimedRow, decodeHeaders, decodePayload, type RowId, type TableDefinition } from "@rowclaim/core";
+import {
+  type ClaimedRow,
+  decodeHeaders,
+  decodePayload,
+  type RowId,
+  type TableDefinition,
+} from "@rowclaim/core";
 import { copyRow, type MemoryRow } from "./store.js";
 
 /**

@@ -66,7 +66,11 @@ export interface MemoryDriver {
   /** The database's clock. */
   readonly clock: MemoryClock;
   open(table: TableDefinition, options: OpenOptions): Promise<Claimer>;
-  publish(table: TableDefinition, rows: readonly PublishRow[], options: DriverPublishOptions): Promise<readonly RowId[]>;
+  publish(
+    table: TableDefinition,
+    rows: readonly PublishRow[],
+    options: DriverPublishOptions,
+  ): Promise<readonly RowId[]>;
   databaseTime(): Promise<Date>;
   schemaSql(table: TableDefinition): string;
   close(): Promise<void>;

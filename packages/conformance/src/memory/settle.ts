@@ -61,7 +61,9 @@ export function planSettlement(
     case "markProcessed":
       return update(kept({ [processedAt as string]: settlement.at }));
     case "release":
-      return update(kept(runAt === undefined || settlement.runAt === null ? {} : { [runAt]: settlement.runAt }));
+      return update(
+        kept(runAt === undefined || settlement.runAt === null ? {} : { [runAt]: settlement.runAt }),
+      );
     case "moveToGroup":
       return update(kept({ [group as string]: settlement.group }));
     case "moveToTable": {

@@ -80,11 +80,6 @@ class Reader {
     return this.#at >= this.#tokens.length;
   }
 
-  peekWord(word: string): boolean {
-    const token = this.#tokens[this.#at];
-    return token?.kind === "word" && token.text.toUpperCase() === word;
-  }
-
   /** Consumes `words` if they come next; whether they did. */
   accept(...words: string[]): boolean {
     for (let n = 0; n < words.length; n += 1) {
@@ -174,7 +169,8 @@ function whereClause(reader: Reader, table: MemoryTable): (row: MemoryRow) => bo
   const conditions: { column: string; value: unknown }[] = [];
   do {
     const column = reader.identifier();
-    if (!table.columns.has(column)) throw new Error(`memory database: "${table.name}" has no column "${column}".`);
+    if (!table.columns.has(column))
+      throw new Error(`memory database: "${table.name}" has no column "${column}".`);
     reader.expectPunct("=");
     conditions.push({ column, value: reader.value() });
   } while (reader.accept("AND"));

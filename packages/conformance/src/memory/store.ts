@@ -57,7 +57,8 @@ export class MemoryTable {
     const row: Record<string, unknown> = {};
     for (const column of this.columns.values()) {
       if (column.serial === true && values[column.name] === undefined) row[column.name] = this.#nextId++;
-      else row[column.name] = values[column.name] === undefined ? (column.default ?? null) : values[column.name];
+      else
+        row[column.name] = values[column.name] === undefined ? (column.default ?? null) : values[column.name];
     }
     return row;
   }
@@ -288,7 +289,8 @@ export class MemoryDatabase {
 }
 
 function requireColumn(table: MemoryTable, column: string): void {
-  if (!table.columns.has(column)) throw new Error(`memory database: table "${table.name}" has no column "${column}".`);
+  if (!table.columns.has(column))
+    throw new Error(`memory database: table "${table.name}" has no column "${column}".`);
 }
 
 /** Whether two stored values are equal (dates by time, bytes by content, numbers and their text alike). */
