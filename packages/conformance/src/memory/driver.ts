@@ -11,14 +11,11 @@
 import {
   type Claimer,
   ClosedError,
+  type Driver,
   type DriverCapabilities,
-  type DriverPublishOptions,
   driverCapabilities,
   InvalidArgumentError,
   isolationLevels,
-  type OpenOptions,
-  type PublishRow,
-  type RowId,
   type TableDefinition,
 } from "@rowclaim/core";
 import { MemoryAdvisoryClaimer } from "./advisory.js";
@@ -55,25 +52,15 @@ export interface MemoryDriverOptions {
 }
 
 /** The memory driver: core's `Driver`, plus the database, pool and clock it runs on. */
-export interface MemoryDriver {
-  readonly name: string;
+export interface MemoryDriver extends Driver {
   readonly dialect: "memory";
-  readonly capabilities: DriverCapabilities;
   /** The database the driver works on. */
   readonly database: MemoryDatabase;
   /** The pool its connections come from. */
   readonly pool: MemoryPool;
   /** The database's clock. */
   readonly clock: MemoryClock;
-  open(table: TableDefinition, options: OpenOptions): Promise<Claimer>;
-  publish(
-    table: TableDefinition,
-    rows: readonly PublishRow[],
-    options: DriverPublishOptions,
-  ): Promise<readonly RowId[]>;
   databaseTime(): Promise<Date>;
-  schemaSql(table: TableDefinition): string;
-  close(): Promise<void>;
 }
 
 /** What the memory driver offers: every form, FIFO in the row lock and lease forms, every isolation level. */
