@@ -477,7 +477,14 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     const started = performance.now();
     if (events.has("claimed")) events.emit("claimed", { ...this.#rowFields(row), claimMs });
     const scope: DeliveryScope | undefined = instrumentation?.startDelivery(this.table, row);
-    let handlerMs = 0;
+    // How long the handler ran: until it returned, or until it settled the row itself
+    // (`settle()`, or a transaction body's commit), whichever came first.
+    let handlerStart: number | undefined;
+    let handlerMs: number | undefined;
+    const handlerElapsed = (): number => {
+      if (handlerMs === undefined && handlerStart !== undefined) handlerMs = performance.now() - handlerStart;
+      return handlerMs ?? 0;
+    };
     let settled = false;
     const settle = async (outcome: Outcome): Promise<void> => {
       if (settled) {
@@ -489,6 +496,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         );
       }
       settled = true;
+      handlerElapsed();
       // An ack frees the worker at once; a retry or a dead letter first gives its row back, so
       // that the next claim sees it where it belongs (a retried row keeps its place in order).
       if (finishesRow(outcome)) free();
@@ -496,12 +504,12 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         await this.#settle(hold, outcome);
       } catch (error) {
         this.#settleFailed(hold, error);
-        scope?.end(undefined, handlerMs, error);
+        scope?.end(undefined, handlerElapsed(), error);
         throw error;
       }
       const durationMs = performance.now() - started;
-      scope?.end(outcome.kind, handlerMs);
-      this.#traceSettled(hold, outcome, durationMs, handlerMs);
+      scope?.end(outcome.kind, handlerElapsed());
+      this.#traceSettled(hold, outcome, durationMs, handlerElapsed());
     };
 
     const transaction = async (body: TransactionBody<never>): Promise<void> => {
@@ -531,6 +539,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       );
       try {
         await this.#transact(hold, watched.work, watched.failed);
+        handlerElapsed();
       } catch (error) {
         if (watched.failed() || BrokerError.is(error, "INVALID_ARGUMENT")) {
           // The body's writes were rolled back and the row is still held: the handler may settle it.
@@ -541,12 +550,12 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           throw error;
         }
         this.#settleFailed(hold, error);
-        scope?.end(undefined, handlerMs, error);
+        scope?.end(undefined, handlerElapsed(), error);
         throw error;
       }
       const outcome = settledBy?.outcome ?? ack();
-      scope?.end(outcome.kind, handlerMs);
-      this.#traceSettled(hold, outcome, performance.now() - started, handlerMs);
+      scope?.end(outcome.kind, handlerElapsed());
+      this.#traceSettled(hold, outcome, performance.now() - started, handlerElapsed());
       if (settledBy !== undefined) {
         this.#count(settledBy.settlement);
         if (this.#freesRows(settledBy.settlement)) this.#signal.wake();
@@ -605,12 +614,12 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           settle,
           transaction,
         };
-        const handlerStart = performance.now();
+        handlerStart = performance.now();
         try {
           const result = await (scope === undefined
             ? this.#handler(delivery)
             : scope.run(() => this.#handler(delivery)));
-          handlerMs = performance.now() - handlerStart;
+          handlerElapsed();
           if (settled) return;
           if (result === undefined) outcome = ack();
           else if (isOutcome(result)) outcome = result;
@@ -619,7 +628,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
               `the handler returned ${JSON.stringify(result)}, which is not an outcome (ack(), retry(), …)`,
             );
         } catch (error) {
-          handlerMs = performance.now() - handlerStart;
+          handlerElapsed();
           if (settled) {
             this.#logger.error(
               `Table "${this.table.name}": the handler threw after it settled row ${String(row.id)}.`,
