@@ -2,21 +2,19 @@
 // client unresolvable it still runs, and with its own missing it exits with DRIVER_NOT_INSTALLED
 // and the install command. (tooling/user-install/check.sh checks the same from the packed tarball.)
 import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { hidePackagesModule, hidingEnv } from "@rowclaim/tooling/import-without";
 import { describe, expect, test } from "vitest";
 import { DriverNotInstalledError, installCommand, loadForDialect } from "../src/driver-packages.js";
 import { binPath, packageDir } from "./build.js";
 import type { RunResult } from "./support.js";
-
-const hide = fileURLToPath(new URL("./fixtures/hide-packages.mjs", import.meta.url));
 
 /** Runs the built bin with `hidden` packages unresolvable. */
 function runWithout(hidden: readonly string[], argv: readonly string[]): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ["--import", hide, binPath, ...argv],
-      { cwd: packageDir, timeout: 60_000, env: { ...process.env, ROWCLAIM_HIDE_PACKAGES: hidden.join(",") } },
+      ["--import", hidePackagesModule, binPath, ...argv],
+      { cwd: packageDir, timeout: 60_000, env: hidingEnv(hidden) },
       (error, stdout, stderr) => {
         if (error !== null && typeof error.code !== "number") reject(error);
         else resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
