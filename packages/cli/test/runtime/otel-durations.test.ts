@@ -2,26 +2,18 @@
 // in seconds (the unit they record in), and a handler that settles its row itself — a
 // transactional body, or `delivery.settle()` — reports how long it ran, in the metric and in the
 // `settled` event alike.
-import {
-  AggregationTemporality,
-  type HistogramMetricData,
-  InMemoryMetricExporter,
-  MeterProvider,
-  PeriodicExportingMetricReader,
-} from "@opentelemetry/sdk-metrics";
+import type { HistogramMetricData, InMemoryMetricExporter } from "@opentelemetry/sdk-metrics";
 import { ack, type BrokerEventMap, createBroker, defineTable, silentLogger } from "@rowclaim/core";
 import { DURATION_BUCKETS_SECONDS, otelInstrumentation } from "@rowclaim/core/otel";
 import { createPostgresDriver } from "@rowclaim/postgres";
 import { databaseUrl } from "@rowclaim/tooling/test-env";
 import { describe, expect, test } from "vitest";
 import { uniquePrefix } from "../support.js";
+import { inMemoryMeter, lastMetric } from "./otel-support.js";
 import { waitFor } from "./support.js";
 
 function histogram(exporter: InMemoryMetricExporter, name: string): HistogramMetricData | undefined {
-  const all = exporter
-    .getMetrics()
-    .flatMap((resource) => resource.scopeMetrics.flatMap((scope) => scope.metrics));
-  return all.filter((entry) => entry.descriptor.name === name).at(-1) as HistogramMetricData | undefined;
+  return lastMetric(exporter, name) as HistogramMetricData | undefined;
 }
 
 /** A PostgreSQL broker with an in-memory metric reader, on a fresh lease table. */
@@ -29,9 +21,7 @@ async function meteredBroker(prefix: string) {
   const url = await databaseUrl("postgres");
   const name = uniquePrefix(prefix);
   const table = defineTable({ name, columns: { id: "id", payload: "payload", lockedUntil: "locked_until" } });
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
-  const meterProvider = new MeterProvider({ readers: [reader] });
+  const { exporter, reader, meterProvider } = inMemoryMeter();
   const driver = createPostgresDriver({ url, max: 4 });
   await driver.pool.query({ text: driver.schemaSql(table) });
   const broker = createBroker({
