@@ -522,7 +522,14 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     const started = performance.now();
     if (events.has("claimed")) events.emit("claimed", { ...this.#rowFields(row), claimMs });
     const scope: DeliveryScope | undefined = instrumentation?.startDelivery(this.table, row);
-    let handlerMs = 0;
+    // How long the handler ran: until it returned, or until it settled the row itself
+    // (`settle()`, or a transaction body's commit), whichever came first.
+    let handlerStart: number | undefined;
+    let handlerMs: number | undefined;
+    const handlerElapsed = (): number => {
+      if (handlerMs === undefined && handlerStart !== undefined) handlerMs = performance.now() - handlerStart;
+      return handlerMs ?? 0;
+    };
     let settled = false;
     // The error a settlement (or a transactional body's commit) failed with: the row was not settled.
     let settleFailure: unknown;
@@ -536,6 +543,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         );
       }
       settled = true;
+      handlerElapsed();
       // An ack frees the worker at once; a retry or a dead letter first gives its row back, so
       // that the next claim sees it where it belongs (a retried row keeps its place in order).
       if (finishesRow(outcome)) free();
@@ -545,12 +553,12 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         this.#remember(hold, outcome, error, false);
         settleFailure = error;
         this.#settleFailed(hold, error);
-        scope?.end(undefined, handlerMs, error);
+        scope?.end(undefined, handlerElapsed(), error);
         throw error;
       }
       const durationMs = performance.now() - started;
-      scope?.end(outcome.kind, handlerMs);
-      this.#traceSettled(hold, outcome, durationMs, handlerMs);
+      scope?.end(outcome.kind, handlerElapsed());
+      this.#traceSettled(hold, outcome, durationMs, handlerElapsed());
     };
 
     const transaction = async (body: TransactionBody<never>): Promise<void> => {
@@ -580,6 +588,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       );
       try {
         await this.#transact(hold, watched.work, watched.failed);
+        handlerElapsed();
       } catch (error) {
         if (watched.failed() || BrokerError.is(error, "INVALID_ARGUMENT")) {
           // The body's writes were rolled back and the row is still held: the handler may settle it.
@@ -592,12 +601,12 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         this.#remember(hold, settledBy?.outcome ?? ack(), error, true);
         settleFailure = error;
         this.#settleFailed(hold, error);
-        scope?.end(undefined, handlerMs, error);
+        scope?.end(undefined, handlerElapsed(), error);
         throw error;
       }
       const outcome = settledBy?.outcome ?? ack();
-      scope?.end(outcome.kind, handlerMs);
-      this.#traceSettled(hold, outcome, performance.now() - started, handlerMs);
+      scope?.end(outcome.kind, handlerElapsed());
+      this.#traceSettled(hold, outcome, performance.now() - started, handlerElapsed());
       if (settledBy !== undefined) {
         this.#count(settledBy.settlement);
         if (this.#freesRows(settledBy.settlement)) this.#signal.wake();
@@ -659,12 +668,12 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           settle,
           transaction,
         };
-        const handlerStart = performance.now();
+        handlerStart = performance.now();
         try {
           const result = await (scope === undefined
             ? this.#handler(delivery)
             : scope.run(() => this.#handler(delivery)));
-          handlerMs = performance.now() - handlerStart;
+          handlerElapsed();
           if (settled) return;
           if (result === undefined) outcome = ack();
           else if (isOutcome(result)) outcome = result;
@@ -673,7 +682,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
               `the handler returned ${JSON.stringify(result)}, which is not an outcome (ack(), retry(), …)`,
             );
         } catch (error) {
-          handlerMs = performance.now() - handlerStart;
+          handlerElapsed();
           if (settled) {
             // Rethrown from a settlement that failed: the row was not settled, and comes back as its form says.
             const notSettled = settleFailure !== undefined && error === settleFailure;

@@ -5,6 +5,13 @@
  * returns ids with `INSERT … RETURNING` on MariaDB, from `insertId` on MySQL; the error a
  * `NOWAIT` read raises), the variant is picked by {@link ServerFamily}.
  *
+ * Published as `@rowclaim/mysql/sql`, for tools and for drivers on another MySQL/MariaDB client
+ * (the `mariadb` connector, …): the per-table statements ({@link TableStatements},
+ * {@link SettlementStatements}, {@link insertStatement}, {@link createTableSql}, …), the
+ * transaction and lock statements, and the quoting ({@link quoteIdentifier}, {@link quoteTable},
+ * {@link quoteDefinedTable}). It imports nothing of `mysql2`. Its exports follow the driver's
+ * version, but are not yet a stable contract: pin the version you build on.
+ *
  * @module
  */
 import {

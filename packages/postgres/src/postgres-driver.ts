@@ -148,7 +148,11 @@ function checkDriverOptions(options: object): void {
 export interface PostgresDriver extends Driver {
   readonly name: "postgres";
   readonly dialect: "postgres";
-  /** The pool the driver runs on (its own with `url`, else yours). */
+  /**
+   * The pool the driver runs on (its own with `url`, else yours), typed as the small interface the
+   * driver needs (`query({ text, values })`, `connect()`). For queries of your own, create a
+   * `pg.Pool`, pass it as `{ pool }` and use it directly.
+   */
   readonly pool: PoolLike;
   /**
    * Type only: transactional handler bodies (`delivery.transaction(async (client) => …)`) receive
