@@ -15,11 +15,13 @@ import { errorsSuite } from "./errors.js";
 import { fifoSuite } from "./fifo.js";
 import type { ConformanceHarness } from "./harness.js";
 import { identifiersSuite } from "./identifiers.js";
+import { interleavingsSuite } from "./interleavings.js";
 import { leaseSuite } from "./lease.js";
 import { lockingSuite } from "./locking.js";
 import { memorySuite } from "./memory.js";
 import { outcomesSuite } from "./outcomes.js";
 import { payloadSuite } from "./payload.js";
+import { poolsSuite } from "./pools.js";
 import { prefetchSuite } from "./prefetch.js";
 import { optOutCheck } from "./registry.js";
 import { robustnessSuite } from "./robustness.js";
@@ -37,6 +39,7 @@ export const conformanceSuites = Object.freeze({
   lease: leaseSuite,
   advisory: advisorySuite,
   fifo: fifoSuite,
+  interleavings: interleavingsSuite,
   batch: batchSuite,
   settlements: settlementsSuite,
   prefetch: prefetchSuite,
@@ -46,6 +49,7 @@ export const conformanceSuites = Object.freeze({
   wake: wakeSuite,
   shutdown: shutdownSuite,
   connections: connectionsSuite,
+  pools: poolsSuite,
   concurrency: concurrencySuite,
   crash: crashSuite,
   declaration: declarationSuite,
