@@ -250,5 +250,44 @@ export function advisorySuite(harness: ConformanceHarness): void {
         await waitFor("the row to be acked", async () => (await fx.rows(table)).length === 0);
       },
     );
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "[advisory] once a delivery settled, the server shows its key unlocked (whichever connection claims next)",
+      async (fx) => {
+        await fx.requireForm("advisory");
+        const keyHeld = harness.advisoryKeyHeld?.bind(harness);
+        if (keyHeld === undefined) {
+          return fx.skip(
+            `the ${harness.name} harness gives no advisoryKeyHeld(), so no test can ask the server whether a key is held`,
+          );
+        }
+        const table = await fx.table("advisory", { keyColumn: "account", extraColumns: ["account"] });
+        const broker = await fx.broker();
+        const release = fx.gate();
+        const seen: Seen[] = [];
+        const subscription = await broker.subscribe(
+          table,
+          async (delivery) => {
+            see(seen, delivery);
+            await release.opened;
+            return ack();
+          },
+          { pollInterval: 20 },
+        );
+        await broker.publish(table, "held", { values: { account: "one" } });
+        await waitFor("the handler to start", () => seen.length > 0);
+        const key = `${table.name}-one`;
+        expect(await keyHeld(key), `the key "${key}" is not held while its delivery is in work`).toBe(true);
+        release.open();
+        await waitFor("the settlement to return", () => subscription.stats.acked >= 1);
+        // Asked of the server, not of the next claim: a session lock is re-entrant, so a key left
+        // held is taken again by a claim that happens to run on the same pooled connection.
+        await waitFor(`the key "${key}" to be unlocked once its delivery settled`, async () => !(await keyHeld(key)), {
+          timeoutMs: 5000,
+        });
+      },
+    );
   });
 }
