@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the edits are source text of the drivers, template placeholders included.
 // Planted driver bugs: each the smallest change a driver author could make by mistake, as
 // search/replace edits against the built-in drivers' sources (mostly their SQL builders,
 // src/sql.ts). `tests` is the vitest name filter (-t) of the driver's conformance run that the
@@ -29,7 +30,8 @@ export const mutants = [
     edits: [
       {
         file: "src/sql.ts",
-        search: '      where += ` AND ${fifoHead(table, group, "rc_src", p)}`;\n      where += ` AND NOT EXISTS',
+        search:
+          '      where += ` AND ${fifoHead(table, group, "rc_src", p)}`;\n      where += ` AND NOT EXISTS',
         replace: "      where += ` AND NOT EXISTS",
       },
     ],
@@ -75,7 +77,8 @@ export const mutants = [
     edits: [
       {
         file: "src/sql.ts",
-        search: '      where += ` AND NOT EXISTS (SELECT 1 FROM ${tableRef(table)} AS rc_busy WHERE ${busy.join(" AND ")})`;',
+        search:
+          '      where += ` AND NOT EXISTS (SELECT 1 FROM ${tableRef(table)} AS rc_busy WHERE ${busy.join(" AND ")})`;',
         replace: "      void busy;",
       },
     ],
@@ -88,7 +91,8 @@ export const mutants = [
     edits: [
       {
         file: "src/sql.ts",
-        search: '(p) => `SELECT pg_try_advisory_xact_lock(hashtextextended(${p.ref("key")}::text, 0)) AS locked`,',
+        search:
+          '(p) => `SELECT pg_try_advisory_xact_lock(hashtextextended(${p.ref("key")}::text, 0)) AS locked`,',
         replace: '(p) => `SELECT ${p.ref("key")}::text IS NOT NULL AS locked`,',
       },
     ],
@@ -101,7 +105,8 @@ export const mutants = [
     edits: [
       {
         file: "src/sql.ts",
-        search: '`pg_advisory_unlock(hashtextextended(${p.ref("key")}::text, 0)) AS ${quoteIdent(ADVISORY_UNLOCKED_ALIAS)} ` +',
+        search:
+          '`pg_advisory_unlock(hashtextextended(${p.ref("key")}::text, 0)) AS ${quoteIdent(ADVISORY_UNLOCKED_ALIAS)} ` +',
         replace: '`(${p.ref("key")}::text IS NOT NULL) AS ${quoteIdent(ADVISORY_UNLOCKED_ALIAS)} ` +',
       },
     ],
@@ -128,8 +133,9 @@ export const mutants = [
     edits: [
       {
         file: "src/sql.ts",
-        search: '  if (priority !== undefined) items.push(`${col(alias, priority)} ASC`);\n  if (runAt !== undefined) items.push(`${col(alias, runAt)} ASC NULLS FIRST`);',
-        replace: '  if (runAt !== undefined) items.push(`${col(alias, runAt)} ASC NULLS FIRST`);',
+        search:
+          "  if (priority !== undefined) items.push(`${col(alias, priority)} ASC`);\n  if (runAt !== undefined) items.push(`${col(alias, runAt)} ASC NULLS FIRST`);",
+        replace: "  if (runAt !== undefined) items.push(`${col(alias, runAt)} ASC NULLS FIRST`);",
       },
     ],
     tests: "claim order is priority",
@@ -141,7 +147,8 @@ export const mutants = [
     edits: [
       {
         file: "src/sql.ts",
-        search: "  if (runAt !== undefined)\n    conditions.push(`(${col(alias, runAt)} IS NULL OR ${col(alias, runAt)} <= ${now})`);",
+        search:
+          "  if (runAt !== undefined)\n    conditions.push(`(${col(alias, runAt)} IS NULL OR ${col(alias, runAt)} <= ${now})`);",
         replace: "",
       },
     ],
@@ -154,7 +161,8 @@ export const mutants = [
     edits: [
       {
         file: "src/sql.ts",
-        search: '    if (form === "lease" && lockedUntil !== undefined)\n      conditions.push(`${quoteIdent(lockedUntil)} = ${p.ref("token")}`);',
+        search:
+          '    if (form === "lease" && lockedUntil !== undefined)\n      conditions.push(`${quoteIdent(lockedUntil)} = ${p.ref("token")}`);',
         replace: "",
       },
     ],
@@ -224,7 +232,8 @@ export const mutants = [
     edits: [
       {
         file: "src/sql.ts",
-        search: "    ` AND NOT EXISTS (SELECT 1 FROM ${c.table} WHERE ${c.group} IS @group${unfinished} AND ${c.lockedUntil} > @now) ${returning(c)}`",
+        search:
+          "    ` AND NOT EXISTS (SELECT 1 FROM ${c.table} WHERE ${c.group} IS @group${unfinished} AND ${c.lockedUntil} > @now) ${returning(c)}`",
         replace: "    ` ${returning(c)}`",
       },
     ],
@@ -250,7 +259,8 @@ export const mutants = [
     edits: [
       {
         file: "src/sql.ts",
-        search: "  if (tokenGuard && c.lockedUntil !== undefined) return `${c.id} = @id AND ${c.lockedUntil} = @token`;",
+        search:
+          "  if (tokenGuard && c.lockedUntil !== undefined) return `${c.id} = @id AND ${c.lockedUntil} = @token`;",
         replace: "",
       },
     ],

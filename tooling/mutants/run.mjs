@@ -13,7 +13,17 @@
 // dist/, unplanted. --baseline first runs every filter once on an unplanted copy, each of which
 // must pass. The databases are those of the tests (ROWCLAIM_POSTGRES_URL, ROWCLAIM_MYSQL_URL).
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -68,7 +78,10 @@ function plant(dir, edits) {
       problems.push(`${file}: the text to replace occurs ${count} times (the catalogue entry is stale)`);
       continue;
     }
-    writeFileSync(path, text.replace(search, () => replace));
+    writeFileSync(
+      path,
+      text.replace(search, () => replace),
+    );
   }
   return problems;
 }
@@ -84,7 +97,11 @@ function runSuite(dir, tests) {
     { cwd: dir, env, encoding: "utf8", timeout: 20 * 60_000 },
   );
   if (!existsSync(report)) {
-    return { failed: [], passed: 0, error: `vitest wrote no report (exit ${result.status})\n${result.stderr.slice(-2000)}` };
+    return {
+      failed: [],
+      passed: 0,
+      error: `vitest wrote no report (exit ${result.status})\n${result.stderr.slice(-2000)}`,
+    };
   }
   const json = JSON.parse(readFileSync(report, "utf8"));
   const all = json.testResults.flatMap((file) => file.assertionResults);

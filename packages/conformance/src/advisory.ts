@@ -284,9 +284,13 @@ export function advisorySuite(harness: ConformanceHarness): void {
         await waitFor("the settlement to return", () => subscription.stats.acked >= 1);
         // Asked of the server, not of the next claim: a session lock is re-entrant, so a key left
         // held is taken again by a claim that happens to run on the same pooled connection.
-        await waitFor(`the key "${key}" to be unlocked once its delivery settled`, async () => !(await keyHeld(key)), {
-          timeoutMs: 5000,
-        });
+        await waitFor(
+          `the key "${key}" to be unlocked once its delivery settled`,
+          async () => !(await keyHeld(key)),
+          {
+            timeoutMs: 5000,
+          },
+        );
       },
     );
   });

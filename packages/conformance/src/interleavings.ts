@@ -45,7 +45,11 @@ async function afterClaims(counted: CountedDriver, what: string): Promise<void> 
 }
 
 /** Makes row `id` of `table` due now (`run_at = NULL`), as a second connection. */
-async function makeDue(harness: ConformanceHarness, table: TableDefinition, id: RowId | undefined): Promise<void> {
+async function makeDue(
+  harness: ConformanceHarness,
+  table: TableDefinition,
+  id: RowId | undefined,
+): Promise<void> {
   await harness.execute(
     `UPDATE ${table.name} SET ${columnNames.runAt} = NULL WHERE ${columnNames.id} = ${Number(id)}`,
   );
@@ -116,7 +120,9 @@ export function interleavingsSuite(harness: ConformanceHarness): void {
           );
           await waitFor("the head's retry to be settled", () => subscription.stats.retried >= 1);
           await afterClaims(counted, "while the retried head is not due");
-          expect(payloads(seen), "a claim took a row behind a retried head that is not due").toEqual(["head"]);
+          expect(payloads(seen), "a claim took a row behind a retried head that is not due").toEqual([
+            "head",
+          ]);
           await makeDue(harness, table, head);
           await waitFor("the head again, then the row behind it", () => seen.length >= 3);
           expect(payloads(seen)).toEqual(["head", "head", "later"]);
@@ -129,7 +135,11 @@ export function interleavingsSuite(harness: ConformanceHarness): void {
         `[${form}] on a FIFO table without a runAt column, a head retried at once runs again before the rest of its group`,
         async (fx) => {
           await fx.requireFifo(form);
-          const table = await fx.table(form, { roles: ["attempt", "priority", "group"], fifo: true, lease: 5 });
+          const table = await fx.table(form, {
+            roles: ["attempt", "priority", "group"],
+            fifo: true,
+            lease: 5,
+          });
           const broker = await fx.broker();
           await broker.publishMany(table, [
             { payload: "head", group: "g", priority: 0 },
@@ -179,7 +189,9 @@ export function interleavingsSuite(harness: ConformanceHarness): void {
           );
           await waitFor("the head's first failure to be settled", () => subscription.stats.retried >= 1);
           await afterClaims(counted, "while the failed head waits out its backoff");
-          expect(payloads(seen), "a claim took a row behind a head waiting out its backoff").toEqual(["head"]);
+          expect(payloads(seen), "a claim took a row behind a head waiting out its backoff").toEqual([
+            "head",
+          ]);
           await makeDue(harness, table, head);
           await waitFor("the head's last attempt, then the row behind it", () => seen.length >= 3);
           expect(payloads(seen)).toEqual(["head", "head", "later"]);
@@ -223,9 +235,14 @@ export function interleavingsSuite(harness: ConformanceHarness): void {
             pollInterval: 20,
           });
           await afterClaims(counted, "while a row of the group is in work in another process");
-          expect(payloads(seen), "a claim took a row of a group while another process had one in work").toEqual([]);
+          expect(
+            payloads(seen),
+            "a claim took a row of a group while another process had one in work",
+          ).toEqual([]);
           child.kill("SIGKILL");
-          await waitFor("every row once the other process is gone", () => seen.length >= 3, { timeoutMs: 30_000 });
+          await waitFor("every row once the other process is gone", () => seen.length >= 3, {
+            timeoutMs: 30_000,
+          });
           expect(payloads(seen)).toEqual(["ahead", "in work", "behind"]);
         },
       );
@@ -284,13 +301,18 @@ export function interleavingsSuite(harness: ConformanceHarness): void {
           held.resume();
           await waitFor("the held take to be answered", () => held.answered);
           // The claim that sent it, and the next one, have returned: whatever they took was delivered.
-          await waitFor("two more claims of the held broker", () => counted.answered() >= answeredAtPause + 2);
+          await waitFor(
+            "two more claims of the held broker",
+            () => counted.answered() >= answeredAtPause + 2,
+          );
           expect(
             seen.map((s) => s.id),
             `the held take took row ${String(id)} after it was ${settled} elsewhere`,
           ).toEqual([]);
           const [row] = await fx.rows(table);
-          expect(toNumber(row?.[columnNames.attempt]), "the take counted an attempt on a settled row").toBe(2);
+          expect(toNumber(row?.[columnNames.attempt]), "the take counted an attempt on a settled row").toBe(
+            2,
+          );
           expect(idKey(row?.[columnNames.id] as RowId)).toBe(idKey(id ?? 0));
         },
       );

@@ -20,7 +20,10 @@ export interface CountedDriver {
 }
 
 /** Binds every function member of `target` to it, so private fields keep working behind a proxy. */
-function passThrough<T extends object>(target: T, replace: (name: string | symbol, value: unknown) => unknown): T {
+function passThrough<T extends object>(
+  target: T,
+  replace: (name: string | symbol, value: unknown) => unknown,
+): T {
   return new Proxy(target, {
     get(inner, name) {
       const value: unknown = Reflect.get(inner, name, inner);

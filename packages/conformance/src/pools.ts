@@ -53,10 +53,7 @@ export function poolsSuite(harness: ConformanceHarness): void {
           const needed = connectionsNeeded(form, workers);
           const small = await sizedPool(fx, needed - 1, 5000);
           const refused = fx.brokerOn(small.driver);
-          expectCode(
-            await caught(() => refused.subscribe(table, () => ack(), { workers })),
-            "DECLARATION",
-          );
+          expectCode(await caught(() => refused.subscribe(table, () => ack(), { workers })), "DECLARATION");
           const enough = await sizedPool(fx, needed, 5000);
           const broker = fx.brokerOn(enough.driver);
           let handled = 0;
@@ -98,7 +95,11 @@ export function poolsSuite(harness: ConformanceHarness): void {
         });
         expectCode(
           await caught(() =>
-            within("the publish to give up waiting for a connection", broker.publish(table, "while exhausted"), 10_000),
+            within(
+              "the publish to give up waiting for a connection",
+              broker.publish(table, "while exhausted"),
+              10_000,
+            ),
           ),
           "CONNECTION_TIMEOUT",
         );
