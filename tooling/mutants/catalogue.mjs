@@ -183,14 +183,14 @@ export const mutants = [
     tests: "interleavings",
   },
   {
-    name: "mysql-row-lock-fifo-guard-without-lock",
+    name: "mysql-fifo-guard-always-taken",
     driver: "mysql",
-    bug: "the row lock FIFO guard reads the group's head without locking it (no FOR UPDATE NOWAIT)",
+    bug: "the FIFO group guard reports its GET_LOCK taken without taking it (the head read under it kept)",
     edits: [
       {
         file: "src/sql.ts",
-        search: "${this.#scope} ${this.#orderBy} LIMIT 1 FOR UPDATE NOWAIT`,",
-        replace: "${this.#scope} ${this.#orderBy} LIMIT 1`,",
+        search: "sql: `SELECT GET_LOCK(${name.sql}, ?) AS \\`locked\\``,",
+        replace: "sql: `SELECT (${name.sql}) IS NOT NULL AND ? IS NOT NULL AS \\`locked\\``,",
       },
     ],
     tests: "interleavings|FIFO",
@@ -209,6 +209,19 @@ export const mutants = [
       },
     ],
     tests: "interleavings",
+  },
+  {
+    name: "mysql-advisory-key-null-not-empty",
+    driver: "mysql",
+    bug: "the advisory key renders a NULL column as NULL instead of the empty string",
+    edits: [
+      {
+        file: "src/sql.ts",
+        search: "return `COALESCE(CAST(${q(part.column)} AS CHAR), '')`;",
+        replace: "return `CAST(${q(part.column)} AS CHAR)`;",
+      },
+    ],
+    tests: "renders as the empty string",
   },
   {
     name: "sqlite-lease-fifo-head",

@@ -293,5 +293,39 @@ export function advisorySuite(harness: ConformanceHarness): void {
         );
       },
     );
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "[advisory] a NULL column renders as the empty string in the key (the server shows that key held while the row is in work)",
+      async (fx) => {
+        await fx.requireForm("advisory");
+        const keyHeld = harness.advisoryKeyHeld?.bind(harness);
+        if (keyHeld === undefined) {
+          return fx.skip(
+            `the ${harness.name} harness gives no advisoryKeyHeld(), so no test can ask the server which key is held`,
+          );
+        }
+        const table = await fx.table("advisory", { keyColumn: "account", extraColumns: ["account"] });
+        const broker = await fx.broker();
+        const release = fx.gate();
+        const seen: Seen[] = [];
+        await broker.subscribe(
+          table,
+          async (delivery) => {
+            see(seen, delivery);
+            await release.opened;
+            return ack();
+          },
+          { pollInterval: 20 },
+        );
+        await broker.publish(table, "no account", { values: { account: null } });
+        await waitFor("the handler to start", () => seen.length > 0);
+        const key = `${table.name}-`;
+        expect(await keyHeld(key), `the key "${key}" (its NULL rendered as '') is not held`).toBe(true);
+        release.open();
+        await waitFor("the row to be acked", async () => (await fx.rows(table)).length === 0);
+      },
+    );
   });
 }
