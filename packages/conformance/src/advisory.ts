@@ -7,6 +7,8 @@
 import { ack } from "@rowclaim/core";
 import { expect } from "vitest";
 import { type Seen, see } from "./deliveries.js";
+import type { Fixture } from "./fixture.js";
+import { subscribeGated } from "./gated.js";
 import type { ConformanceHarness } from "./harness.js";
 import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { columnNames, describeTable } from "./tables.js";
@@ -256,32 +258,9 @@ export function advisorySuite(harness: ConformanceHarness): void {
       SUITE,
       "[advisory] once a delivery settled, the server shows its key unlocked (whichever connection claims next)",
       async (fx) => {
-        await fx.requireForm("advisory");
-        const keyHeld = harness.advisoryKeyHeld?.bind(harness);
-        if (keyHeld === undefined) {
-          return fx.skip(
-            `the ${harness.name} harness gives no advisoryKeyHeld(), so no test can ask the server whether a key is held`,
-          );
-        }
-        const table = await fx.table("advisory", { keyColumn: "account", extraColumns: ["account"] });
-        const broker = await fx.broker();
-        const release = fx.gate();
-        const seen: Seen[] = [];
-        const subscription = await broker.subscribe(
-          table,
-          async (delivery) => {
-            see(seen, delivery);
-            await release.opened;
-            return ack();
-          },
-          { pollInterval: 20 },
-        );
-        await broker.publish(table, "held", { values: { account: "one" } });
-        await waitFor("the handler to start", () => seen.length > 0);
-        const key = `${table.name}-one`;
-        expect(await keyHeld(key), `the key "${key}" is not held while its delivery is in work`).toBe(true);
-        release.open();
-        await waitFor("the settlement to return", () => subscription.stats.acked >= 1);
+        const { key, keyHeld, gated } = await keyInWork(fx, "one");
+        gated.release.open();
+        await waitFor("the settlement to return", () => gated.subscription.stats.acked >= 1);
         // Asked of the server, not of the next claim: a session lock is re-entrant, so a key left
         // held is taken again by a claim that happens to run on the same pooled connection.
         await waitFor(
@@ -299,33 +278,33 @@ export function advisorySuite(harness: ConformanceHarness): void {
       SUITE,
       "[advisory] a NULL column renders as the empty string in the key (the server shows that key held while the row is in work)",
       async (fx) => {
-        await fx.requireForm("advisory");
-        const keyHeld = harness.advisoryKeyHeld?.bind(harness);
-        if (keyHeld === undefined) {
-          return fx.skip(
-            `the ${harness.name} harness gives no advisoryKeyHeld(), so no test can ask the server which key is held`,
-          );
-        }
-        const table = await fx.table("advisory", { keyColumn: "account", extraColumns: ["account"] });
-        const broker = await fx.broker();
-        const release = fx.gate();
-        const seen: Seen[] = [];
-        await broker.subscribe(
-          table,
-          async (delivery) => {
-            see(seen, delivery);
-            await release.opened;
-            return ack();
-          },
-          { pollInterval: 20 },
-        );
-        await broker.publish(table, "no account", { values: { account: null } });
-        await waitFor("the handler to start", () => seen.length > 0);
-        const key = `${table.name}-`;
-        expect(await keyHeld(key), `the key "${key}" (its NULL rendered as '') is not held`).toBe(true);
-        release.open();
+        const { gated, table } = await keyInWork(fx, null);
+        gated.release.open();
         await waitFor("the row to be acked", async () => (await fx.rows(table)).length === 0);
       },
     );
   });
+}
+
+/**
+ * A row of a keyed advisory table (key `<table>-<account>`) in work at a gate, and its key seen
+ * held from the server (`advisoryKeyHeld`; the test skips without it).
+ */
+async function keyInWork(fx: Fixture, account: string | null) {
+  await fx.requireForm("advisory");
+  const keyHeld = fx.harness.advisoryKeyHeld?.bind(fx.harness);
+  if (keyHeld === undefined) {
+    return fx.skip(
+      `the ${fx.harness.name} harness gives no advisoryKeyHeld(), so no test can ask the server which key is held`,
+    );
+  }
+  const table = await fx.table("advisory", { keyColumn: "account", extraColumns: ["account"] });
+  const broker = await fx.broker();
+  const gated = await subscribeGated(fx, broker, table, { pollInterval: 20 });
+  await broker.publish(table, "held", { values: { account } });
+  await waitFor("the handler to start", () => gated.seen.length > 0);
+  // A NULL renders as the empty string.
+  const key = `${table.name}-${account ?? ""}`;
+  expect(await keyHeld(key), `the key "${key}" is not held while its delivery is in work`).toBe(true);
+  return { key, keyHeld, gated, table };
 }

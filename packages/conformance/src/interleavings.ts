@@ -10,7 +10,15 @@
  *
  * @module
  */
-import { ack, type Broker, type RowId, retry, retryAfter, type TableDefinition } from "@rowclaim/core";
+import {
+  ack,
+  type Broker,
+  type ClaimFormName,
+  type RowId,
+  retry,
+  retryAfter,
+  type TableDefinition,
+} from "@rowclaim/core";
 import { expect } from "vitest";
 import { isStarted } from "./child-process.js";
 import { type Seen, see } from "./deliveries.js";
@@ -18,7 +26,7 @@ import type { Fixture } from "./fixture.js";
 import type { ConformanceHarness } from "./harness.js";
 import { type CountedDriver, countAnswers, StatementLog } from "./observed.js";
 import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
-import { columnNames, fifoForms } from "./tables.js";
+import { columnNames, fifoForms, type TableShape } from "./tables.js";
 import { idKey, toNumber } from "./values.js";
 import { waitFor } from "./wait.js";
 
@@ -55,6 +63,21 @@ async function makeDue(
   );
 }
 
+/** A FIFO table in `form` with attempt, runAt, priority and group (lease 5 s), `shape` added; skips where the driver keeps no FIFO groups in `form`. */
+async function fifoTable(fx: Fixture, form: ClaimFormName, shape: TableShape = {}): Promise<TableDefinition> {
+  await fx.requireFifo(form);
+  return fx.table(form, { roles: ["attempt", "runAt", "priority", "group"], fifo: true, lease: 5, ...shape });
+}
+
+/** Publishes a head (priority 0) and a row behind it (priority 1) into group `g`; the head's id. */
+async function publishHeadAndLater(broker: Broker, table: TableDefinition): Promise<RowId | undefined> {
+  const [head] = await broker.publishMany(table, [
+    { payload: "head", group: "g", priority: 0 },
+    { payload: "later", group: "g", priority: 1 },
+  ]);
+  return head;
+}
+
 /** The payloads of `seen`, in the order their handlers started. */
 const payloads = (seen: readonly Seen<string>[]): string[] => seen.map((s) => s.payload);
 
@@ -68,12 +91,7 @@ export function interleavingsSuite(harness: ConformanceHarness): void {
         SUITE,
         `[${form}] a FIFO head that sorts first by priority but is not due holds back the due rows of its group`,
         async (fx) => {
-          await fx.requireFifo(form);
-          const table = await fx.table(form, {
-            roles: ["attempt", "runAt", "priority", "group"],
-            fifo: true,
-            lease: 5,
-          });
+          const table = await fifoTable(fx, form);
           const { broker, counted } = await countedBroker(fx);
           const [head] = await broker.publishMany(table, [
             { payload: "head", group: "g", priority: 0, runAt: inAnHour() },
@@ -98,17 +116,9 @@ export function interleavingsSuite(harness: ConformanceHarness): void {
         SUITE,
         `[${form}] a FIFO head retried with retryAfter that still sorts first holds back its group until it is due`,
         async (fx) => {
-          await fx.requireFifo(form);
-          const table = await fx.table(form, {
-            roles: ["attempt", "runAt", "priority", "group"],
-            fifo: true,
-            lease: 5,
-          });
+          const table = await fifoTable(fx, form);
           const { broker, counted } = await countedBroker(fx);
-          const [head] = await broker.publishMany(table, [
-            { payload: "head", group: "g", priority: 0 },
-            { payload: "later", group: "g", priority: 1 },
-          ]);
+          const head = await publishHeadAndLater(broker, table);
           const seen: Seen<string>[] = [];
           const subscription = await broker.subscribe<string>(
             table,
@@ -165,19 +175,9 @@ export function interleavingsSuite(harness: ConformanceHarness): void {
         SUITE,
         `[${form}] a FIFO head waiting out its backoff holds back its group; dead-lettered, it lets the next row run`,
         async (fx) => {
-          await fx.requireFifo(form);
-          const table = await fx.table(form, {
-            roles: ["attempt", "runAt", "priority", "group"],
-            fifo: true,
-            lease: 5,
-            maxAttempts: 2,
-            deadLetter: { group: "g-dead" },
-          });
+          const table = await fifoTable(fx, form, { maxAttempts: 2, deadLetter: { group: "g-dead" } });
           const { broker, counted } = await countedBroker(fx);
-          const [head] = await broker.publishMany(table, [
-            { payload: "head", group: "g", priority: 0 },
-            { payload: "later", group: "g", priority: 1 },
-          ]);
+          const head = await publishHeadAndLater(broker, table);
           const seen: Seen<string>[] = [];
           const subscription = await broker.subscribe<string>(
             table,
