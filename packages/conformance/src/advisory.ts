@@ -7,6 +7,8 @@
 import { ack } from "@rowclaim/core";
 import { expect } from "vitest";
 import { type Seen, see } from "./deliveries.js";
+import type { Fixture } from "./fixture.js";
+import { subscribeGated } from "./gated.js";
 import type { ConformanceHarness } from "./harness.js";
 import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { columnNames, describeTable } from "./tables.js";
@@ -250,5 +252,59 @@ export function advisorySuite(harness: ConformanceHarness): void {
         await waitFor("the row to be acked", async () => (await fx.rows(table)).length === 0);
       },
     );
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "[advisory] once a delivery settled, the server shows its key unlocked (whichever connection claims next)",
+      async (fx) => {
+        const { key, keyHeld, gated } = await keyInWork(fx, "one");
+        gated.release.open();
+        await waitFor("the settlement to return", () => gated.subscription.stats.acked >= 1);
+        // Asked of the server, not of the next claim: a session lock is re-entrant, so a key left
+        // held is taken again by a claim that happens to run on the same pooled connection.
+        await waitFor(
+          `the key "${key}" to be unlocked once its delivery settled`,
+          async () => !(await keyHeld(key)),
+          {
+            timeoutMs: 5000,
+          },
+        );
+      },
+    );
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "[advisory] a NULL column renders as the empty string in the key (the server shows that key held while the row is in work)",
+      async (fx) => {
+        const { gated, table } = await keyInWork(fx, null);
+        gated.release.open();
+        await waitFor("the row to be acked", async () => (await fx.rows(table)).length === 0);
+      },
+    );
   });
+}
+
+/**
+ * A row of a keyed advisory table (key `<table>-<account>`) in work at a gate, and its key seen
+ * held from the server (`advisoryKeyHeld`; the test skips without it).
+ */
+async function keyInWork(fx: Fixture, account: string | null) {
+  await fx.requireForm("advisory");
+  const keyHeld = fx.harness.advisoryKeyHeld?.bind(fx.harness);
+  if (keyHeld === undefined) {
+    return fx.skip(
+      `the ${fx.harness.name} harness gives no advisoryKeyHeld(), so no test can ask the server which key is held`,
+    );
+  }
+  const table = await fx.table("advisory", { keyColumn: "account", extraColumns: ["account"] });
+  const broker = await fx.broker();
+  const gated = await subscribeGated(fx, broker, table, { pollInterval: 20 });
+  await broker.publish(table, "held", { values: { account } });
+  await waitFor("the handler to start", () => gated.seen.length > 0);
+  // A NULL renders as the empty string.
+  const key = `${table.name}-${account ?? ""}`;
+  expect(await keyHeld(key), `the key "${key}" is not held while its delivery is in work`).toBe(true);
+  return { key, keyHeld, gated, table };
 }

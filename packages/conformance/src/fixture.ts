@@ -192,6 +192,11 @@ export class Fixture {
     return { broker, pool };
   }
 
+  /** Ends `pool`, a pool of the harness's own the test made itself, after the test's brokers closed. */
+  endLater(pool: UserPoolDriver): void {
+    this.#pools.push(pool);
+  }
+
   /** Runs `release` first when the test ends (before brokers close), however it ends: a lock the test holds. */
   releaseFirst(release: () => Promise<void>): void {
     this.#firstCleanups.push(release);

@@ -49,6 +49,45 @@ export interface OlderServer {
   refuses(table: TableDefinition): boolean;
 }
 
+/**
+ * A statement an observed driver is about to send (see {@link
+ * ConformanceHarness.createObservedDriver}).
+ */
+export interface ObservedStatement {
+  /** The statement's SQL text, as the driver sends it. */
+  readonly sql: string;
+  /** The connection (session) that sends it: one number for every statement of one connection. */
+  readonly connection: number;
+}
+
+/**
+ * What the suite watches an observed driver's statements with, and how it holds one back: the
+ * interleaving tests pause a claim between two of its statements, settle its row from elsewhere
+ * there, then let the claim go on.
+ */
+export interface StatementObserver {
+  /**
+   * Called before each statement the driver sends. The statement is sent once the returned
+   * promise (if any) settles, and every later statement of the same connection waits behind it,
+   * so a pause never reorders a connection's statements.
+   */
+  before(statement: ObservedStatement): void | Promise<void>;
+  /** Called once the statement's answer (or its error) came back, with the object `before` got. */
+  after(statement: ObservedStatement): void;
+}
+
+/**
+ * A driver on a pool of a size the suite chooses, for the tests of what a driver does when the
+ * pool is too small for a subscription or has no connection to spare.
+ */
+export interface SizedPoolDriver extends UserPoolDriver {
+  /**
+   * Checks out every connection of the pool (as an application holding them all would) and keeps
+   * them until the returned function is called, which gives them back.
+   */
+  holdAll(): Promise<() => Promise<void>>;
+}
+
 /** The driver under test, as the conformance suite sees it. */
 export interface ConformanceHarness {
   /** A name for the report, for example `"postgres"`. */
@@ -133,6 +172,26 @@ export interface ConformanceHarness {
    * only that a broker on another pool takes the key's row.
    */
   advisoryKeyHeld?(key: string): Promise<boolean>;
+  /**
+   * For the interleaving tests: makes a driver (as {@link ConformanceHarness.createDriver} does,
+   * without LISTEN) whose every statement goes through `observer` first: `observer.before` sees
+   * the statement's SQL text and connection, and may hold the statement back; `observer.after`
+   * sees its answer arrive. The suite recognises statements by their shape (a key's lock, a
+   * take, a claim: see the interleavings sub-suite) and pauses one to run a competing
+   * settlement before it goes on. A wrapper around the pool the driver is given is enough
+   * (`pool.connect`/`getConnection` and each connection's `query`). Without it those tests
+   * skip, saying so; a driver whose claims run synchronously (SQLite) has no gap to pause in.
+   */
+  createObservedDriver?(observer: StatementObserver): Driver | Promise<Driver>;
+  /**
+   * For the pool tests: makes a driver on a new pool of the harness's own holding at most
+   * `options.max` connections, told to wait at most `options.acquireTimeoutMs` for one (the
+   * first-party drivers: `acquireTimeoutMs`). Without it those tests skip, saying so.
+   */
+  createSizedPoolDriver?(options: {
+    readonly max: number;
+    readonly acquireTimeoutMs: number;
+  }): SizedPoolDriver | Promise<SizedPoolDriver>;
   /** For the `SERVER_TOO_OLD` test; without it that test skips, saying so. */
   readonly olderServer?: OlderServer;
   /**

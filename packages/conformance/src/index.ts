@@ -15,14 +15,24 @@ export { crashSuite } from "./crash.js";
 export { declarationSuite } from "./declaration.js";
 export { errorsSuite } from "./errors.js";
 export { fifoSuite } from "./fifo.js";
-export type { ConformanceHarness, HeldRowLock, OlderServer, UserPoolDriver } from "./harness.js";
+export type {
+  ConformanceHarness,
+  HeldRowLock,
+  ObservedStatement,
+  OlderServer,
+  SizedPoolDriver,
+  StatementObserver,
+  UserPoolDriver,
+} from "./harness.js";
 export { identifiersSuite } from "./identifiers.js";
+export { interleavingsSuite } from "./interleavings.js";
 export { leaseSuite } from "./lease.js";
 export { lockingSuite } from "./locking.js";
 export { DEFAULT_MEMORY_ROWS, HEAP_GROWTH_BOUND, memorySuite } from "./memory.js";
 export { outcomesSuite } from "./outcomes.js";
 export { payloadSuite } from "./payload.js";
 export { poisonSuite } from "./poison.js";
+export { poolsSuite } from "./pools.js";
 export { prefetchSuite } from "./prefetch.js";
 export {
   type CollectedTest,

@@ -110,33 +110,48 @@ export function lockingSuite(harness: ConformanceHarness): void {
         );
       }
 
-      conformanceTest(harness, SUITE, `[${form}] a publish does not wait for rows in work`, async (fx) => {
-        await fx.requireForm(form);
-        const table = await fx.table(form, { lease: 30 });
-        const holder = await fx.broker();
-        const publisher = await fx.broker();
-        const release = fx.gate();
-        const held: Seen[] = [];
-        await holder.publishMany(table, [{ payload: 1 }, { payload: 2 }]);
-        await holder.subscribe(
-          table,
-          async (delivery) => {
-            see(held, delivery);
-            await release.opened;
-          },
-          { workers: 2, batch: 2, pollInterval: 20 },
-        );
-        await waitFor("both rows to be in work", () => held.length >= 2);
-        await within("a publish while rows are in work", publisher.publish(table, 3), 10_000);
-        await within(
-          "a second publish while rows are in work",
-          publisher.publishMany(table, [{ payload: 4 }]),
-          10_000,
-        );
-        expect(release.isOpen).toBe(false);
-        release.open();
-        await waitFor("every row to be acked", async () => (await fx.rows(table)).length === 0);
-      });
+      conformanceTest(
+        harness,
+        SUITE,
+        `[${form}] a publish does not wait for rows in work, not even a row that sorts before them (a claim locks its rows, not the gaps between them)`,
+        async (fx) => {
+          await fx.requireForm(form);
+          const table = await fx.table(form, { lease: 30 });
+          const holder = await fx.broker();
+          const publisher = await fx.broker();
+          const release = fx.gate();
+          const held: Seen[] = [];
+          await holder.publishMany(table, [
+            { payload: 1, priority: 5 },
+            { payload: 2, priority: 5 },
+          ]);
+          await holder.subscribe(
+            table,
+            async (delivery) => {
+              see(held, delivery);
+              await release.opened;
+            },
+            { workers: 2, batch: 2, pollInterval: 20 },
+          );
+          await waitFor("both rows to be in work", () => held.length >= 2);
+          // The table names no isolation. The new row's place in the claim-order index is the gap
+          // before the rows in work: a row lock claim at REPEATABLE READ (MySQL/MariaDB's server
+          // default) holds that gap locked, and the insert would wait for the batch to commit.
+          await within(
+            "a publish into the gap before the rows in work",
+            publisher.publish(table, 3, { priority: 0 }),
+            10_000,
+          );
+          await within(
+            "a second publish while rows are in work",
+            publisher.publishMany(table, [{ payload: 4 }]),
+            10_000,
+          );
+          expect(release.isOpen).toBe(false);
+          release.open();
+          await waitFor("every row to be acked", async () => (await fx.rows(table)).length === 0);
+        },
+      );
     }
   });
 }

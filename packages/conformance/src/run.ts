@@ -15,12 +15,14 @@ import { errorsSuite } from "./errors.js";
 import { fifoSuite } from "./fifo.js";
 import type { ConformanceHarness } from "./harness.js";
 import { identifiersSuite } from "./identifiers.js";
+import { interleavingsSuite } from "./interleavings.js";
 import { leaseSuite } from "./lease.js";
 import { lockingSuite } from "./locking.js";
 import { memorySuite } from "./memory.js";
 import { outcomesSuite } from "./outcomes.js";
 import { payloadSuite } from "./payload.js";
 import { poisonSuite } from "./poison.js";
+import { poolsSuite } from "./pools.js";
 import { prefetchSuite } from "./prefetch.js";
 import { optOutCheck } from "./registry.js";
 import { robustnessSuite } from "./robustness.js";
@@ -38,6 +40,7 @@ export const conformanceSuites = Object.freeze({
   lease: leaseSuite,
   advisory: advisorySuite,
   fifo: fifoSuite,
+  interleavings: interleavingsSuite,
   batch: batchSuite,
   settlements: settlementsSuite,
   poison: poisonSuite,
@@ -48,6 +51,7 @@ export const conformanceSuites = Object.freeze({
   wake: wakeSuite,
   shutdown: shutdownSuite,
   connections: connectionsSuite,
+  pools: poolsSuite,
   concurrency: concurrencySuite,
   crash: crashSuite,
   declaration: declarationSuite,

@@ -4,7 +4,7 @@
  * suite failing deliberately broken variants of the driver).
  */
 import { fileURLToPath } from "node:url";
-import type { ConformanceHarness, UserPoolDriver } from "@rowclaim/conformance";
+import type { ConformanceHarness, StatementObserver, UserPoolDriver } from "@rowclaim/conformance";
 import type { Driver, RowId, TableDefinition } from "@rowclaim/core";
 import { type Connection, createConnection, createPool, type Pool } from "mysql2/promise";
 import { createMysqlDriver, type MysqlDriverOptions, ownPoolOptions, quoteTable } from "../src/index.js";
@@ -38,6 +38,56 @@ function userPool(url: string): Pool {
   return pool;
 }
 
+/** The SQL text of a mysql2 `query` call's first argument (the text, or `{ sql }`). */
+function sqlOf(statement: unknown): string {
+  return typeof statement === "string" ? statement : String((statement as { sql?: unknown }).sql);
+}
+
+/**
+ * `pool`, its every statement reported to `observer` first (and held back while `observer.before`
+ * holds it): each connection it hands out runs its queries one after the other, each once the
+ * previous one was answered, so a statement held back never lets a later one of its connection
+ * pass it. A query on the pool itself runs on a connection checked out for it.
+ */
+function observedPool(pool: Pool, observer: StatementObserver): Pool {
+  type Query = (...args: unknown[]) => Promise<unknown>;
+  const replacing = <T extends object>(target: T, replaced: Record<string | symbol, unknown>): T =>
+    new Proxy(target, {
+      get(inner, property) {
+        if (property in replaced) return replaced[property];
+        const value: unknown = Reflect.get(inner, property, inner);
+        return typeof value === "function" ? value.bind(inner) : value;
+      },
+    });
+  const observe = <C extends { readonly threadId: number | null; query: unknown }>(connection: C): C => {
+    let previous: Promise<unknown> = Promise.resolve();
+    const query = (...args: unknown[]): Promise<unknown> => {
+      const statement = { sql: sqlOf(args[0]), connection: connection.threadId ?? 0 };
+      const sent = previous.then(async () => {
+        await observer.before(statement);
+        try {
+          return await (connection.query as Query).apply(connection, args);
+        } finally {
+          observer.after(statement);
+        }
+      });
+      previous = sent.catch(() => undefined);
+      return sent;
+    };
+    return replacing(connection, { query });
+  };
+  const getConnection = async (): Promise<unknown> => observe(await pool.getConnection());
+  const query = async (...args: unknown[]): Promise<unknown> => {
+    const connection = observe(await pool.getConnection());
+    try {
+      return await (connection.query as Query)(...args);
+    } finally {
+      connection.release();
+    }
+  };
+  return replacing(pool, { getConnection, query });
+}
+
 /** The MySQL `information_schema` row of the transaction that blocks connection `waiter`, if any. */
 const blockerSql =
   "SELECT b.trx_isolation_level AS level FROM information_schema.INNODB_LOCK_WAITS w " +
@@ -57,6 +107,8 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
     return admin;
   };
   const wrap = options.wrap ?? ((driver: Driver) => driver);
+  // Pools of observed drivers, ended with the harness (the driver leaves a pool it was given open).
+  const ended: Pool[] = [];
   const make = (driverOptions: MysqlDriverOptions): Driver => wrap(createMysqlDriver(driverOptions));
   const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -77,6 +129,33 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
         driver: make({ pool: options.wrapPool?.(pool) ?? pool }),
         checkedOut: () => inner._allConnections.length - inner._freeConnections.length,
         end: () => pool.end(),
+      };
+    },
+    createObservedDriver(observer: StatementObserver): Driver {
+      const pool = userPool(url);
+      ended.push(pool);
+      return make({ pool: observedPool(pool, observer) });
+    },
+    createSizedPoolDriver({ max, acquireTimeoutMs }) {
+      const pool = createPool({ uri: url, ...ownPoolOptions, connectionLimit: max });
+      pool.on("connection", (connection) => {
+        connection.query("SET time_zone = '+00:00'");
+      });
+      const inner = (
+        pool as unknown as {
+          pool: { _allConnections: { length: number }; _freeConnections: { length: number } };
+        }
+      ).pool;
+      return {
+        driver: make({ pool, acquireTimeoutMs }),
+        checkedOut: () => inner._allConnections.length - inner._freeConnections.length,
+        end: () => pool.end(),
+        async holdAll() {
+          const connections = await Promise.all(Array.from({ length: max }, () => pool.getConnection()));
+          return async () => {
+            for (const connection of connections) connection.release();
+          };
+        },
       };
     },
     async execute(sql) {
@@ -212,6 +291,7 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
     },
     childDriverModule: fileURLToPath(new URL("./child-driver.mjs", import.meta.url)),
     async close() {
+      await Promise.allSettled(ended.map((pool) => pool.end()));
       await admin?.end();
       admin = undefined;
     },

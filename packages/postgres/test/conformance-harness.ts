@@ -4,7 +4,7 @@
  * suite failing deliberately broken variants of the driver).
  */
 import { fileURLToPath } from "node:url";
-import type { ConformanceHarness, UserPoolDriver } from "@rowclaim/conformance";
+import type { ConformanceHarness, StatementObserver, UserPoolDriver } from "@rowclaim/conformance";
 import type { Driver, RowId, TableDefinition } from "@rowclaim/core";
 import pg from "pg";
 import { createPostgresDriver, type PostgresDriverOptions, quoteIdent } from "../src/index.js";
@@ -40,6 +40,57 @@ function processIdOf(client: pg.PoolClient): number | undefined {
 }
 
 /**
+ * `pool`, its every statement reported to `observer` first (and held back while `observer.before`
+ * holds it): the clients it checks out run their queries one after the other, each once the
+ * previous one was answered, so a statement held back never lets a later one of its connection
+ * pass it.
+ */
+function observedPool(pool: pg.Pool, observer: StatementObserver): pg.Pool {
+  let sessions = 0;
+  const observe = (client: pg.PoolClient): pg.PoolClient => {
+    const connection = processIdOf(client) ?? --sessions;
+    let previous: Promise<unknown> = Promise.resolve();
+    const query = (config: string | { readonly text: string }, ...rest: unknown[]): Promise<unknown> => {
+      const statement = { sql: typeof config === "string" ? config : config.text, connection };
+      const sent = previous.then(async () => {
+        await observer.before(statement);
+        try {
+          return await (client.query as (...args: unknown[]) => Promise<unknown>)(config, ...rest);
+        } finally {
+          observer.after(statement);
+        }
+      });
+      previous = sent.catch(() => undefined);
+      return sent;
+    };
+    return new Proxy(client, {
+      get(target, property) {
+        if (property === "query") return query;
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  };
+  const connect = async (): Promise<pg.PoolClient> => observe(await pool.connect());
+  const query = async (config: string | { readonly text: string }): Promise<unknown> => {
+    const client = await connect();
+    try {
+      return await client.query(config);
+    } finally {
+      client.release();
+    }
+  };
+  return new Proxy(pool, {
+    get(target, property) {
+      if (property === "connect") return connect;
+      if (property === "query") return query;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
  * The harness: drivers with `notify: true` (so the cross-process wake-up test runs), an admin
  * pool of its own for reading tables, holding row locks and asking `pg_locks`, and every
  * optional hook of the suite.
@@ -62,6 +113,8 @@ export function postgresHarness(options: PostgresHarnessOptions): ConformanceHar
     });
   };
   const wrap = options.wrap ?? ((driver: Driver) => driver);
+  // Pools of observed drivers, ended with the harness (the driver leaves a pool it was given open).
+  const ended: pg.Pool[] = [];
   const make = (driverOptions: PostgresDriverOptions): Driver => {
     const driver = createPostgresDriver(driverOptions);
     track(driver.pool as pg.Pool);
@@ -87,6 +140,30 @@ export function postgresHarness(options: PostgresHarnessOptions): ConformanceHar
         driver: make({ pool, notify: true }),
         checkedOut: () => out.size,
         end: () => own.end(),
+      };
+    },
+    createObservedDriver(observer: StatementObserver): Driver {
+      const own = new pg.Pool({ connectionString: url, max: 12, application_name: "rowclaim-observed" });
+      own.on("error", () => {});
+      ended.push(own);
+      return make({ pool: observedPool(own, observer) });
+    },
+    createSizedPoolDriver({ max, acquireTimeoutMs }) {
+      const own = new pg.Pool({ connectionString: url, max, application_name: "rowclaim-sized-pool" });
+      own.on("error", () => {});
+      const out = new Set<pg.PoolClient>();
+      own.on("acquire", (client) => out.add(client));
+      own.on("release", (_error, client) => out.delete(client));
+      return {
+        driver: make({ pool: own, acquireTimeoutMs }),
+        checkedOut: () => out.size,
+        end: () => own.end(),
+        async holdAll() {
+          const clients = await Promise.all(Array.from({ length: max }, () => own.connect()));
+          return async () => {
+            for (const client of clients) client.release();
+          };
+        },
       };
     },
     execute: async (sql) => {
@@ -177,6 +254,9 @@ export function postgresHarness(options: PostgresHarnessOptions): ConformanceHar
       refuses: (table) => table.form === "advisory" || table.fifo,
     },
     childDriverModule: fileURLToPath(new URL("./child-driver.mjs", import.meta.url)),
-    close: () => admin.end(),
+    close: async () => {
+      await Promise.allSettled(ended.map((pool) => pool.end()));
+      await admin.end();
+    },
   };
 }
