@@ -3,31 +3,30 @@
  * every lease in work each half lease; a settlement names the token it holds now and fails with
  * `LEASE_LOST` where the row holds another.
  *
- * Acks are coalesced where the claimer has `settleMany`: while one settle statement runs, the
- * acks that become ready wait, then go together as one statement and one commit, each row
- * fenced by its own token (a row whose lease was taken over fails alone with `LEASE_LOST`). A
- * lone ack goes at once, as one `settle`: coalescing adds no wait to a quiet queue, and under
- * load turns N statements and commits into one.
- *
- * Where the claimer has `settleAndClaim`, an ack also travels with the next claim: a worker
- * that acked frees its slot at once, so the subscription's next claim starts within the same
- * turn of the event loop, and it takes the acks waiting then into its own transaction (one
- * commit for the ack and the claim instead of two). Acks no claim took by the end of the turn
- * (a full subscription, an empty queue) go on their own then (`setImmediate`): an ack waits at
- * most one turn longer than before. Should the combined call fail, nothing of it was committed:
- * the acks go on their own and the claim runs again alone, so each reports its own error.
+ * Acks travel by the {@link AckCarrier}. Where the claimer has `claimWithAcks`, an ack waits,
+ * within the turn, for the subscription's next claim and goes in its transaction (one commit for
+ * the acks and the claim); acks no claim took go alone at the end of the turn. Otherwise, where
+ * it has `settleMany`, a lone ack goes at once and acks ready while a send runs go together
+ * next. Acks that go alone go as one `settleMany` (each row fenced by its own token: a row
+ * whose lease was taken over fails alone with `LEASE_LOST`), or one `settle` each where the
+ * claimer has no `settleMany`. Should a carrying claim fail, nothing of it was committed: the
+ * acks go alone and the claim runs again, so each reports its own error.
  *
  * @module
  */
+import { AckCarrier, lastOf, type NonEmpty } from "./ack-carrier.js";
 import type { ClockSkewMonitor } from "./clock-skew.js";
-import { EndOfTurn } from "./end-of-turn.js";
 import { BrokerError, LeaseLostError } from "./errors.js";
 import {
+  type Acks,
   type Claimed,
+  type ClaimedWithAcks,
+  type HeldLease,
   type LeaseClaimer,
   type LeaseClaimRequest,
   MAX_COALESCED_SETTLEMENTS,
-  type SettledAndClaimed,
+  type Offering,
+  offers,
 } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
@@ -56,14 +55,12 @@ export class LeaseRuntime implements FormRuntime {
   readonly #clock: () => Date;
   readonly #skew: ClockSkewMonitor | undefined;
   #extending = false;
-  /** Acks waiting for the settle statement in flight to finish, to go together. */
-  readonly #pendingAcks: PendingAck[] = [];
-  /** Whether a settle statement of coalesced acks (or a claim carrying acks) is in flight. */
-  #flushing = false;
-  /** Sends the acks no claim took by the end of the turn (`settleAndClaim` claimers). */
-  readonly #leftAcks = new EndOfTurn(() => {
-    if (!this.#flushing && this.#pendingAcks.length > 0) void this.#flushAcks();
-  });
+  /** Where acks wait to go together, or with the next claim; `undefined`: each goes alone at once. */
+  readonly #acks: AckCarrier<PendingAck> | undefined;
+  /** The claimer where it carries acks with a claim. */
+  readonly #carrying: Offering<LeaseClaimer, "claimWithAcks"> | undefined;
+  /** The claimer where it runs transactional handlers. */
+  readonly #transactional: Offering<LeaseClaimer, "transaction"> | undefined;
 
   /**
    * @param extend whether to extend leases in work each half lease (a subscription may turn it
@@ -81,6 +78,17 @@ export class LeaseRuntime implements FormRuntime {
     this.#claimer = claimer;
     this.#table = table;
     this.#logger = logger;
+    this.#carrying = offers(claimer, "claimWithAcks") ? claimer : undefined;
+    this.#transactional = offers(claimer, "transaction") ? claimer : undefined;
+    this.#acks =
+      this.#carrying === undefined && claimer.settleMany === undefined
+        ? undefined
+        : new AckCarrier<PendingAck>({
+            carried: this.#carrying !== undefined,
+            oneAtATime: true,
+            take: nextAcks,
+            alone: (acks) => this.#settleAcks(acks),
+          });
     if (extend) {
       this.#timer = setInterval(() => void this.#extendAll(), (table.leaseSeconds * 1000) / 2);
     }
@@ -90,10 +98,11 @@ export class LeaseRuntime implements FormRuntime {
     if (this.#skew !== undefined && !(await this.#skew.mayClaim())) return [];
     const now = this.#clock();
     const request = { limit, now, expiry: leaseExpiry(now, this.#table.leaseSeconds) };
+    const alone = (): Promise<readonly Claimed<LeaseToken>[]> => this.#claimer.claim(request);
     const claimed =
-      this.#claimer.settleAndClaim !== undefined && this.#pendingAcks.length > 0 && !this.#flushing
-        ? await this.#claimWithAcks(request)
-        : await this.#claimer.claim(request);
+      this.#acks === undefined
+        ? await alone()
+        : await this.#acks.claim((acks) => this.#claimWithAcks(acks, request), alone);
     return claimed.map(({ row, token }) => {
       const hold = new LeaseHold(this, row, token);
       if (!this.transactional) hold.transaction = undefined;
@@ -115,112 +124,55 @@ export class LeaseRuntime implements FormRuntime {
   }
 
   /**
-   * @internal settles one hold with its current token: an ack joins the acks ready with it (see
-   * the module's notes), anything else goes on its own.
+   * @internal settles one hold with its current token: an ack goes by the carrier (see the
+   * module's notes), anything else on its own.
    */
   settleHold(hold: LeaseHold, settlement: Settlement): Promise<void> {
-    if (this.#claimer.settleMany === undefined || !isAckSettlement(settlement)) {
+    const acks = this.#acks;
+    if (acks === undefined || !isAckSettlement(settlement)) {
       return this.#claimer.settle(hold.row.id, hold.token, settlement);
     }
     return new Promise<void>((resolve, reject) => {
-      this.#pendingAcks.push({ hold, settlement, resolve, reject });
-      if (this.#flushing) return;
-      // The next claim, if one comes within this turn, takes the ack with it (see the module's notes).
-      if (this.#claimer.settleAndClaim !== undefined) this.#leftAcks.set();
-      else void this.#flushAcks();
+      acks.add({ hold, settlement, resolve, reject });
     });
   }
 
   /**
-   * A claim that carries the acks waiting now (`settleAndClaim`): one transaction for both. On a
-   * failure nothing was committed; the acks then go on their own (each failing with its own
-   * error, if it does) and the claim runs alone.
+   * A claim that carries `acks` (`claimWithAcks`): one transaction for both. On a failure
+   * nothing was committed; the acks then go alone (each failing with its own error, if it
+   * does) and the claim runs alone.
    */
-  async #claimWithAcks(request: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
-    const acks = this.#nextAcks();
-    const settleAndClaim = this.#claimer.settleAndClaim as NonNullable<LeaseClaimer["settleAndClaim"]>;
-    // Every ack of a table is the same kind; a markProcessed call writes the latest ack's time.
-    const settlement = (acks[acks.length - 1] as PendingAck).settlement;
-    this.#flushing = true;
+  async #claimWithAcks(
+    acks: NonEmpty<PendingAck>,
+    request: LeaseClaimRequest,
+  ): Promise<readonly Claimed<LeaseToken>[]> {
+    const claimer = this.#carrying;
+    if (claimer === undefined) return this.#claimer.claim(request);
+    let result: ClaimedWithAcks<LeaseToken>;
     try {
-      let result: SettledAndClaimed<LeaseToken>;
-      try {
-        result = await settleAndClaim.call(
-          this.#claimer,
-          acks.map(({ hold }) => ({ id: hold.row.id, token: hold.token })),
-          settlement,
-          request,
-        );
-      } catch {
-        await this.#settleAcks(acks);
-        return await this.#claimer.claim(request);
-      }
-      this.#answer(acks, result.settled);
-      return result.claimed;
-    } finally {
-      this.#flushing = false;
-      if (this.#pendingAcks.length > 0) this.#leftAcks.set();
+      result = await claimer.claimWithAcks(heldOf(acks), request);
+    } catch {
+      await this.#settleAcks(acks);
+      return await this.#claimer.claim(request);
     }
+    this.#answer(acks, result.settled);
+    return result.claimed;
   }
 
-  /** Sends the waiting acks, as many calls as it takes, until none waits. */
-  async #flushAcks(): Promise<void> {
-    this.#flushing = true;
-    try {
-      while (this.#pendingAcks.length > 0) {
-        await this.#settleAcks(this.#nextAcks());
-      }
-    } finally {
-      this.#flushing = false;
-    }
-  }
-
-  /**
-   * Takes the next group of waiting acks, in order: at most {@link MAX_COALESCED_SETTLEMENTS},
-   * and never one row twice. A row can wait twice when it was taken over and claimed again by
-   * this subscription while its stale ack waited: the two acks hold different tokens and must be
-   * fenced one after the other, or a driver matching results by id would report both settled.
-   */
-  #nextAcks(): PendingAck[] {
-    const group: PendingAck[] = [];
-    const ids = new Set<RowId>();
-    const later: PendingAck[] = [];
-    for (const ack of this.#pendingAcks) {
-      const id = ack.hold.row.id;
-      if (group.length >= MAX_COALESCED_SETTLEMENTS || ids.has(id)) later.push(ack);
-      else {
-        ids.add(id);
-        group.push(ack);
-      }
-    }
-    this.#pendingAcks.length = 0;
-    this.#pendingAcks.push(...later);
-    return group;
-  }
-
-  /** Settles a group of acks: one `settle` for one, one `settleMany` for more; never throws. */
-  async #settleAcks(acks: readonly PendingAck[]): Promise<void> {
-    const [first] = acks;
-    if (first === undefined) return;
-    if (acks.length === 1) {
-      try {
-        await this.#claimer.settle(first.hold.row.id, first.hold.token, first.settlement);
-        first.resolve();
-      } catch (error) {
-        first.reject(error);
-      }
+  /** Settles a group of acks alone: one `settleMany` for more than one where the claimer has it, else one `settle` each; never throws. */
+  async #settleAcks(acks: NonEmpty<PendingAck>): Promise<void> {
+    const claimer = this.#claimer;
+    if (acks.length === 1 || !offers(claimer, "settleMany")) {
+      await Promise.all(
+        acks.map(({ hold, settlement, resolve, reject }) =>
+          claimer.settle(hold.row.id, hold.token, settlement).then(resolve, reject),
+        ),
+      );
       return;
     }
-    // Every ack of a table is the same kind; a markProcessed call writes the latest ack's time.
-    const settlement = (acks[acks.length - 1] as PendingAck).settlement;
-    const settleMany = this.#claimer.settleMany as NonNullable<LeaseClaimer["settleMany"]>;
     let settled: readonly boolean[];
     try {
-      settled = await settleMany.call(
-        this.#claimer,
-        acks.map(({ hold }) => ({ id: hold.row.id, token: hold.token })),
-        settlement,
-      );
+      settled = await claimer.settleMany(heldOf(acks));
     } catch (error) {
       for (const ack of acks) ack.reject(error);
       return;
@@ -238,18 +190,14 @@ export class LeaseRuntime implements FormRuntime {
 
   /** @internal the claimer's transaction method, where it has one. */
   get transactional(): boolean {
-    return this.#claimer.transaction !== undefined;
+    return this.#transactional !== undefined;
   }
 
   /** @internal runs a transactional handler's work and the fenced settlement of one hold in one transaction. */
   transactionHold(hold: LeaseHold, work: TransactionWork, fence: () => Promise<LeaseToken>): Promise<void> {
-    return (this.#claimer.transaction as NonNullable<LeaseClaimer["transaction"]>).call(
-      this.#claimer,
-      hold.row.id,
-      work,
-      fence,
-      hold.signal,
-    );
+    const claimer = this.#transactional;
+    if (claimer === undefined) throw new TypeError("rowclaim: the claimer runs no transactional handlers");
+    return claimer.transaction(hold.row.id, work, fence, hold.signal);
   }
 
   /** @internal */
@@ -300,6 +248,37 @@ export class LeaseRuntime implements FormRuntime {
       this.#extending = false;
     }
   }
+}
+
+/**
+ * Takes the next group of waiting acks, in order: at most {@link MAX_COALESCED_SETTLEMENTS},
+ * and never one row twice. A row can wait twice when it was taken over and claimed again by
+ * this subscription while its stale ack waited: the two acks hold different tokens and must be
+ * fenced one after the other, or a driver matching results by id would report both settled.
+ */
+function nextAcks(waiting: PendingAck[]): PendingAck[] {
+  const group: PendingAck[] = [];
+  const ids = new Set<RowId>();
+  const later: PendingAck[] = [];
+  for (const ack of waiting) {
+    const id = ack.hold.row.id;
+    if (group.length >= MAX_COALESCED_SETTLEMENTS || ids.has(id)) later.push(ack);
+    else {
+      ids.add(id);
+      group.push(ack);
+    }
+  }
+  waiting.length = 0;
+  waiting.push(...later);
+  return group;
+}
+
+/** The acks of `acks` as the claimer takes them: each row with its token (one settlement for all, the latest ack's). */
+function heldOf(acks: NonEmpty<PendingAck>): Acks<HeldLease> {
+  return {
+    rows: acks.map(({ hold }) => ({ id: hold.row.id, token: hold.token })),
+    settlement: lastOf(acks).settlement,
+  };
 }
 
 /** An ack waiting to be sent with others. */

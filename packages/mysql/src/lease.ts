@@ -15,7 +15,9 @@
  */
 import {
   type AckSettlement,
+  type Acks,
   type Claimed,
+  type HeldLease,
   type LeaseClaimer,
   type LeaseClaimRequest,
   LeaseLostError,
@@ -189,10 +191,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
     }
   }
 
-  async extend(
-    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
-    expiry: Date,
-  ): Promise<readonly (LeaseToken | null)[]> {
+  async extend(held: readonly HeldLease[], expiry: Date): Promise<readonly (LeaseToken | null)[]> {
     const { pool, statements, table } = this.#context;
     const connection = await pool.getConnection();
     let broken = false;
@@ -259,10 +258,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
    * exactly those, and COMMIT. A database error rolls the transaction back (or fails the single
    * statement): no row changed, and the error is thrown, normalised.
    */
-  async settleMany(
-    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
-    settlement: AckSettlement,
-  ): Promise<readonly boolean[]> {
+  async settleMany({ rows: held, settlement }: Acks<HeldLease>): Promise<readonly boolean[]> {
     if (held.length === 0) return [];
     const { pool, table, family } = this.#context;
     const rows = held.map(({ id, token }) => ({ id, token: token.expiry }));
