@@ -7,6 +7,7 @@
 import { Logger, makeWorkerUtils, run, type WorkerUtils } from "graphile-worker";
 import pg from "pg";
 import { type Contender, chunks, payloads, waitUntil } from "./contender.js";
+import { type HandlerKind, handlerOf } from "./work.js";
 
 /** A logger that prints only errors (graphile-worker logs every start and stop at info). */
 export const quietLogger = new Logger(() => (level, message) => {
@@ -19,7 +20,8 @@ export const graphileTuning = {
 } as const;
 
 /** graphile-worker on the PostgreSQL database at `url`. */
-export function graphileWorker(url: string, poolSize: number): Contender {
+export function graphileWorker(url: string, poolSize: number, handler: HandlerKind): Contender {
+  const work = handlerOf(handler);
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on("error", (error) => process.stderr.write(`[graphile-worker pool] ${error.message}\n`));
   let utils: WorkerUtils | undefined;
@@ -31,8 +33,7 @@ export function graphileWorker(url: string, poolSize: number): Contender {
     id: "graphile-worker",
     label: "graphile-worker",
     database: "postgres",
-    settings:
-      "0.17.3, localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0, concurrency = workers",
+    settings: `0.18.0, localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0, concurrency = workers, ${handler} handler`,
     async fill(jobs) {
       utils ??= await makeWorkerUtils({ pgPool: pool, logger: quietLogger });
       await utils.migrate();
@@ -52,7 +53,8 @@ export function graphileWorker(url: string, poolSize: number): Contender {
         noHandleSignals: true,
         logger: quietLogger,
         taskList: {
-          noop: async () => {
+          noop: async (payload) => {
+            await work(payload);
             handled += 1;
           },
         },

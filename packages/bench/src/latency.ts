@@ -18,9 +18,10 @@ import { createSqliteDriver } from "@rowclaim/sqlite";
 import Database from "better-sqlite3";
 import { makeWorkerUtils, type Runner, run } from "graphile-worker";
 import pg from "pg";
-import PgBoss from "pg-boss";
+import { PgBoss } from "pg-boss";
 import { better, defineQueue, defineWorker } from "plainjob";
 import { graphileTuning, quietLogger } from "./graphile-worker.js";
+import { logErrors } from "./pg-boss.js";
 import { benchTable } from "./rowclaim.js";
 import { percentile, round } from "./statistics.js";
 
@@ -187,22 +188,27 @@ function pgBossSubject(url: string): LatencySubject {
   return {
     id: "pg-boss",
     label: "pg-boss",
-    settings: "work(queue, { batchSize: 500, pollingIntervalSeconds: 0.5 }); send() in the same process",
+    settings:
+      "12.38.0, work(queue, { batchSize: 500, pollingIntervalSeconds: 0.5 }); send() in the same process",
     async start(onReceive) {
       const own = new PgBoss({ connectionString: url, max: 4, supervise: false, schedule: false });
       boss = own;
-      own.on("error", (error: Error) => process.stderr.write(`[pg-boss] ${error.message}\n`));
+      logErrors(own);
       await own.start();
       await own.createQueue(queue);
-      await own.work(queue, { batchSize: 500, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-        for (const job of jobs) onReceive((job.data as { sentAt: number }).sentAt);
-      });
+      await own.work(
+        queue,
+        { batchSize: 500, pollingIntervalSeconds: 0.5 },
+        async (jobs: readonly { data: unknown }[]) => {
+          for (const job of jobs) onReceive((job.data as { sentAt: number }).sentAt);
+        },
+      );
       return { publish: async (sentAt) => void (await own.send(queue, { sentAt })), async close() {} };
     },
     async stop() {
       await boss?.getDb().executeSql("DELETE FROM pgboss.job WHERE name = $1", [queue]);
       await boss?.deleteQueue(queue);
-      await boss?.stop({ graceful: false, wait: true });
+      await boss?.stop({ graceful: false });
     },
   };
 }

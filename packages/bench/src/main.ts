@@ -27,6 +27,7 @@ import { parseArgs } from "node:util";
 import type { SubscribeOptions } from "@rowclaim/core";
 import Database from "better-sqlite3";
 import pg from "pg";
+import { bulkLoopPostgres } from "./bulk-loop.js";
 import { type ChartPanel, renderChart } from "./chart.js";
 import type { Contender } from "./contender.js";
 import { graphileWorker } from "./graphile-worker.js";
@@ -34,7 +35,9 @@ import { type LatencyResult, measureLatencies } from "./latency.js";
 import { pgBoss } from "./pg-boss.js";
 import { plainjob } from "./plainjob.js";
 import { rowclaimPostgres, rowclaimSqlite } from "./rowclaim.js";
+import { sqliteLoop } from "./sqlite-loop.js";
 import { median, round } from "./statistics.js";
+import { parseHandlerKind } from "./work.js";
 
 /** One queue's throughput at one worker count. */
 export interface ThroughputResult {
@@ -46,6 +49,10 @@ export interface ThroughputResult {
   /** Jobs per second, round by round. */
   readonly perSecond: readonly number[];
   readonly median: number;
+  /** Node CPU (user + system) of this process per job, µs, round by round. */
+  readonly cpuMicrosPerJob: readonly number[];
+  /** The median of {@link ThroughputResult.cpuMicrosPerJob}. */
+  readonly medianCpuMicrosPerJob: number;
 }
 
 /** A ratio of two medians at one worker count. */
@@ -72,6 +79,7 @@ const { values } = parseArgs({
     "pg-boss-batch": { type: "string", default: "500" },
     prefetch: { type: "string", default: "500" },
     "latency-only": { type: "boolean", default: false },
+    handler: { type: "string", default: "async" },
     out: { type: "string", default: "results" },
   },
   allowPositionals: false,
@@ -95,19 +103,23 @@ const prefetchSizes = values.prefetch
   .map(Number)
   .filter((size) => size > 0);
 const latencyOnly = values["latency-only"];
+const handler = parseHandlerKind(values.handler);
 
 const all: Contender[] = [
-  rowclaimPostgres(url, "lease", poolSize, extra),
-  rowclaimPostgres(url, "rowLock", poolSize, extra),
-  rowclaimPostgres(url, "advisory", poolSize, extra),
+  rowclaimPostgres(url, "lease", poolSize, handler, extra),
+  rowclaimPostgres(url, "rowLock", poolSize, handler, extra),
+  rowclaimPostgres(url, "advisory", poolSize, handler, extra),
   ...prefetchSizes.flatMap((prefetch) => [
-    rowclaimPostgres(url, "lease", poolSize, extra, { prefetch }),
-    rowclaimPostgres(url, "rowLock", poolSize, extra, { prefetch }),
+    rowclaimPostgres(url, "lease", poolSize, handler, extra, { prefetch }),
+    rowclaimPostgres(url, "rowLock", poolSize, handler, extra, { prefetch }),
   ]),
-  graphileWorker(url, poolSize),
-  ...values["pg-boss-batch"].split(",").map((size) => pgBoss(url, poolSize, Number(size))),
-  rowclaimSqlite(extra),
-  plainjob(),
+  graphileWorker(url, poolSize, handler),
+  ...values["pg-boss-batch"].split(",").map((size) => pgBoss(url, poolSize, Number(size), handler)),
+  bulkLoopPostgres(url, poolSize, handler),
+  rowclaimSqlite("full", handler, extra),
+  sqliteLoop("full", handler),
+  rowclaimSqlite("normal", handler, extra),
+  plainjob(handler),
 ];
 const only = values.only?.split(",");
 const contenders = latencyOnly
@@ -148,6 +160,7 @@ async function machine(): Promise<Record<string, unknown>> {
 }
 
 const figures = new Map<string, number[]>();
+const cpuFigures = new Map<string, number[]>();
 const key = (id: string, workers: number): string => `${id}@${workers}`;
 
 log(
@@ -161,13 +174,19 @@ try {
       const order = [...contenders.slice(shift), ...contenders.slice(0, shift)];
       for (const contender of order) {
         await contender.fill(jobs);
+        const cpuBefore = process.cpuUsage();
         const { ms, done } = await contender.drain(workers, jobs);
+        const cpu = process.cpuUsage(cpuBefore);
         const rate = (done * 1000) / ms;
+        const cpuPerJob = done > 0 ? (cpu.user + cpu.system) / done : 0;
         const list = figures.get(key(contender.id, workers)) ?? [];
         list.push(rate);
         figures.set(key(contender.id, workers), list);
+        const cpuList = cpuFigures.get(key(contender.id, workers)) ?? [];
+        cpuList.push(cpuPerJob);
+        cpuFigures.set(key(contender.id, workers), cpuList);
         log(
-          `round ${r + 1}/${rounds}  ${workers} worker(s)  ${contender.label.padEnd(44)} ${Math.round(rate)} jobs/s`,
+          `round ${r + 1}/${rounds}  ${workers} worker(s)  ${contender.label.padEnd(44)} ${Math.round(rate)} jobs/s  ${Math.round(cpuPerJob)} µs Node CPU/job`,
         );
       }
     }
@@ -180,6 +199,7 @@ const throughput: ThroughputResult[] = [];
 for (const contender of contenders) {
   for (const workers of workerCounts) {
     const list = figures.get(key(contender.id, workers)) ?? [];
+    const cpuList = cpuFigures.get(key(contender.id, workers)) ?? [];
     throughput.push({
       id: contender.id,
       label: contender.label,
@@ -188,6 +208,8 @@ for (const contender of contenders) {
       workers,
       perSecond: list.map((value) => Math.round(value)),
       median: Math.round(median(list)),
+      cpuMicrosPerJob: cpuList.map((value) => Math.round(value)),
+      medianCpuMicrosPerJob: Math.round(median(cpuList)),
     });
   }
 }
@@ -200,7 +222,15 @@ for (const workers of workerCounts) {
     (entry) => entry.workers === workers && entry.id.startsWith("rowclaim"),
   )) {
     const references =
-      subject.database === "postgres" ? ["graphile-worker", "pg-boss-50", "pg-boss-500"] : ["plainjob"];
+      subject.database === "postgres"
+        ? [
+            "graphile-worker",
+            ...values["pg-boss-batch"].split(",").map((size) => `pg-boss-${size}`),
+            "bulk-loop-pg",
+          ]
+        : subject.id === "rowclaim-sqlite-lease"
+          ? ["sqlite-loop-full"]
+          : ["plainjob"];
     for (const versus of references) {
       const other = find(versus, workers);
       if (other === undefined || other.median <= 0) continue;
@@ -227,18 +257,25 @@ if (latencySamples > 0) {
 
 // The printed summary.
 const lines: string[] = ["", "throughput (jobs/s, median of the rounds)", ""];
-const header = ["queue", "database", ...workerCounts.map((w) => `${w} worker${w === 1 ? "" : "s"}`)];
+const header = [
+  "queue",
+  "database",
+  ...workerCounts.flatMap((w) => [`${w} worker${w === 1 ? "" : "s"}`, "µs CPU/job"]),
+];
 const rows = contenders.map((contender) => [
   contender.label,
   contender.database,
-  ...workerCounts.map((w) => String(find(contender.id, w)?.median ?? "-")),
+  ...workerCounts.flatMap((w) => [
+    String(find(contender.id, w)?.median ?? "-"),
+    String(find(contender.id, w)?.medianCpuMicrosPerJob ?? "-"),
+  ]),
 ]);
 const widths = header.map((_, column) =>
   Math.max(...[header, ...rows].map((row) => (row[column] ?? "").length)),
 );
 for (const row of [header, ...rows])
   lines.push(row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  "));
-lines.push("", "ratios (rowclaim ÷ other, medians)", "");
+lines.push("", "ratios (rowclaim ÷ other, medians of jobs/s)", "");
 for (const ratio of ratios) {
   lines.push(
     `${ratio.subject.padEnd(34)} ÷ ${ratio.versus.padEnd(16)} at ${ratio.workers} worker(s): ${ratio.ratio.toFixed(2)}`,
@@ -264,11 +301,14 @@ const result = {
     workers: workerCounts,
     rounds,
     latencySamples,
-    handler: "no-op (returns at once)",
+    handler:
+      handler === "async"
+        ? "async: async (job) => { await work(job.payload) }, work an async no-op"
+        : "sync: returns at once",
     rowclaimSubscribe: extra,
     rowclaimThroughputPrefetch: prefetchSizes,
     measured:
-      "from the moment consuming starts to the moment every job is settled (the database holds no unfinished job of the run)",
+      "from the moment consuming starts to the moment every job is settled (the database holds no unfinished job of the run); Node CPU per job: this process's user + system CPU over the drain ÷ jobs",
   },
   throughput,
   ratios,

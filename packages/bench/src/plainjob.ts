@@ -12,6 +12,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { better, defineQueue, defineWorker, type Queue } from "plainjob";
 import { type Contender, payloads, waitUntil } from "./contender.js";
+import { type HandlerKind, handlerOf } from "./work.js";
 
 const quiet = {
   error: () => undefined,
@@ -21,7 +22,8 @@ const quiet = {
 };
 
 /** plainjob on a SQLite file. */
-export function plainjob(): Contender {
+export function plainjob(handler: HandlerKind): Contender {
+  const work = handlerOf(handler);
   const directory = mkdtempSync(join(tmpdir(), "plainjob-wsbench-"));
   let round = 0;
   let current: { queue: Queue; db: Database.Database } | undefined;
@@ -34,7 +36,7 @@ export function plainjob(): Contender {
     id: "plainjob",
     label: "plainjob",
     database: "sqlite",
-    settings: "0.0.14, one defineWorker per worker, defaults (WAL, synchronous NORMAL)",
+    settings: `0.0.14, one defineWorker per worker, defaults (WAL, synchronous NORMAL), ${handler} handler`,
     async fill(jobs) {
       closeCurrent();
       round += 1;
@@ -48,7 +50,7 @@ export function plainjob(): Contender {
       let handled = 0;
       const start = performance.now();
       const started = Array.from({ length: workers }, () =>
-        defineWorker("noop", () => undefined, {
+        defineWorker("noop", (job) => work(job.data), {
           queue,
           logger: quiet,
           // Counted once the job is marked done.

@@ -20,6 +20,8 @@ import { createPostgresDriver } from "@rowclaim/postgres";
 import { createSqliteDriver } from "@rowclaim/sqlite";
 import pg from "pg";
 import { type Contender, chunks, payloads, waitUntil } from "./contender.js";
+import type { SqliteSync } from "./sqlite-loop.js";
+import { type HandlerKind, handlerOf } from "./work.js";
 
 /** The bench table of a form: id, payload, attempt, run_at, priority, and the form's own columns. */
 export function benchTable(name: string, form: ClaimFormName): TableDefinition {
@@ -70,9 +72,11 @@ export function rowclaimPostgres(
   url: string,
   form: ClaimFormName,
   poolSize: number,
+  handler: HandlerKind,
   extra: SubscribeOptions = {},
   variant?: ThroughputVariant,
 ): Contender {
+  const run = handlerOf(handler);
   const suffix = variant === undefined ? "" : `_prefetch_${variant.prefetch}`;
   const table = benchTable(`rowclaim_wsbench_${form.toLowerCase()}${suffix}`, form);
   const options: SubscribeOptions = variant === undefined ? extra : { ...extra, prefetch: variant.prefetch };
@@ -93,7 +97,7 @@ export function rowclaimPostgres(
         ? `rowclaim ${formLabel[form]}`
         : `rowclaim ${formLabel[form]}, throughput (prefetch ${variant.prefetch})`,
     database: "postgres",
-    settings: describeSubscribe(options),
+    settings: `${describeSubscribe(options)}, ${handler} handler`,
     async fill(jobs) {
       const b = open();
       await admin.query(`DROP TABLE IF EXISTS "${table.name}"`);
@@ -111,7 +115,7 @@ export function rowclaimPostgres(
     async drain(workers, jobs) {
       const b = open();
       const start = performance.now();
-      const subscription = await b.subscribe(table, () => undefined, { ...options, workers });
+      const subscription = await b.subscribe(table, (job) => run(job.payload), { ...options, workers });
       await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim to drain", 600_000);
       const ms = performance.now() - start;
       const done = subscription.stats.acked;
@@ -132,24 +136,34 @@ export function rowclaimPostgres(
 
 /**
  * rowclaim's lease form on SQLite: a new database file for every drain; `extra` subscribe options
- * beside the workers. The file is opened with `synchronous: "normal"`, plainjob's level, so that
- * both queues pay the same for a commit (the driver's default is `"full"`).
+ * beside the workers. `synchronous: "full"` is the driver's default (run beside the hand-written
+ * loop at FULL); `"normal"` is plainjob's level, so that both queues pay the same for a commit.
  */
-export function rowclaimSqlite(extra: SubscribeOptions = {}): Contender {
+export function rowclaimSqlite(
+  synchronous: SqliteSync,
+  handler: HandlerKind,
+  extra: SubscribeOptions = {},
+): Contender {
+  const run = handlerOf(handler);
   const directory = mkdtempSync(join(tmpdir(), "rowclaim-wsbench-"));
   const table = benchTable("rowclaim_wsbench_lease", "lease");
   let round = 0;
   let current: { broker: Broker; file: string } | undefined;
   return {
-    id: "rowclaim-sqlite-lease",
-    label: "rowclaim lease",
+    id: synchronous === "full" ? "rowclaim-sqlite-lease" : "rowclaim-sqlite-lease-normal",
+    label: synchronous === "full" ? "rowclaim lease (defaults, FULL)" : "rowclaim lease (NORMAL)",
     database: "sqlite",
-    settings: `createSqliteDriver({ filename, synchronous: "normal" }) (plainjob's durability); ${describeSubscribe(extra)}`,
+    settings:
+      synchronous === "full"
+        ? `createSqliteDriver({ filename }) (the default, synchronous FULL); ${describeSubscribe(extra)}, ${handler} handler`
+        : `createSqliteDriver({ filename, synchronous: "normal" }) (plainjob's durability); ${describeSubscribe(extra)}, ${handler} handler`,
     async fill(jobs) {
       await current?.broker.close();
       round += 1;
       const file = join(directory, `rowclaim-${round}.db`);
-      const driver = createSqliteDriver({ filename: file, synchronous: "normal" });
+      const driver = createSqliteDriver(
+        synchronous === "full" ? { filename: file } : { filename: file, synchronous: "normal" },
+      );
       driver.database.exec(driver.schemaSql(table));
       const broker = createBroker({ driver });
       for (const part of chunks(payloads(jobs), 500)) {
@@ -163,7 +177,7 @@ export function rowclaimSqlite(extra: SubscribeOptions = {}): Contender {
     async drain(workers, jobs) {
       const broker = (current as { broker: Broker }).broker;
       const start = performance.now();
-      const subscription = await broker.subscribe(table, () => undefined, { ...extra, workers });
+      const subscription = await broker.subscribe(table, (job) => run(job.payload), { ...extra, workers });
       await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim to drain", 600_000);
       const ms = performance.now() - start;
       const done = subscription.stats.acked;

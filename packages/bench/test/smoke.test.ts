@@ -17,7 +17,12 @@ afterAll(() => {
 });
 
 interface Results {
-  readonly throughput: readonly { id: string; workers: number; perSecond: readonly number[] }[];
+  readonly throughput: readonly {
+    id: string;
+    workers: number;
+    perSecond: readonly number[];
+    cpuMicrosPerJob: readonly number[];
+  }[];
   readonly ratios: readonly { subject: string; versus: string; workers: number }[];
   readonly latency: readonly { id: string; scope: string; samples: number }[];
 }
@@ -60,7 +65,10 @@ describe("the workspace benchmark", () => {
       "rowclaim-pg-rowLock-prefetch-500",
       "graphile-worker",
       "pg-boss-500",
+      "bulk-loop-pg",
       "rowclaim-sqlite-lease",
+      "sqlite-loop-full",
+      "rowclaim-sqlite-lease-normal",
       "plainjob",
     ];
     expect(results.throughput.map((entry) => [entry.id, entry.workers, entry.perSecond.length])).toEqual(
@@ -69,9 +77,17 @@ describe("the workspace benchmark", () => {
         [id, 2, 1],
       ]),
     );
-    expect(
-      results.ratios.filter((ratio) => ratio.versus === "plainjob").map((ratio) => ratio.workers),
-    ).toEqual([1, 2]);
+    for (const versus of ["plainjob", "sqlite-loop-full", "graphile-worker", "bulk-loop-pg"]) {
+      expect(
+        results.ratios
+          .filter((ratio) => ratio.versus === versus)
+          .map((ratio) => ratio.workers)
+          .filter((workers, index, all) => all.indexOf(workers) === index),
+      ).toEqual([1, 2]);
+    }
+    expect(results.throughput.every((entry) => entry.cpuMicrosPerJob.length === entry.perSecond.length)).toBe(
+      true,
+    );
     expect(results.latency.map((entry) => `${entry.id} ${entry.scope}`)).toEqual([
       "rowclaim-pg-lease in-process",
       "rowclaim-pg-lease cross-process",

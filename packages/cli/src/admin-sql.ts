@@ -48,6 +48,12 @@ export interface StatusColumns {
   readonly lockedUntil?: string;
 }
 
+/** What else the `status` counts know of a table. */
+export interface StatusOptions {
+  /** The dead-letter group (a value of the group column): its rows count as dead, not due. */
+  readonly deadGroup?: string;
+}
+
 /** A statement and its parameters. */
 export interface Statement {
   readonly sql: string;
@@ -56,12 +62,13 @@ export interface Statement {
 
 /**
  * The read-only count statement of `status`: one row per group (`grp`, NULL where the table has
- * no group column) with `total`, `processed`, `leased`, `scheduled` and `due`. `now` is the
- * host's clock, as the drivers compare it; `toParam` turns it into the column's representation.
+ * no group column) with `total`, `processed`, `dead`, `leased`, `scheduled` and `due`. `now` is
+ * the host's clock, as the drivers compare it, in the column's representation.
  *
  * - processed: `processedAt` set;
- * - leased: not processed, `lockedUntil` after now (in work in the lease form);
- * - scheduled: not processed, not leased, `runAt` after now;
+ * - dead: not processed, in the dead-letter group (`options.deadGroup`, needs the group column);
+ * - leased: not processed, not dead, `lockedUntil` after now (in work in the lease form);
+ * - scheduled: not processed, not dead, not leased, `runAt` after now;
  * - due: every other row.
  */
 export function statusCountSql(
@@ -69,6 +76,7 @@ export function statusCountSql(
   table: string,
   columns: StatusColumns,
   now: unknown,
+  options: StatusOptions = {},
 ): Statement {
   const q = (name: string): string => quoteIdentifier(dialect, name);
   const params: unknown[] = [];
@@ -77,8 +85,19 @@ export function statusCountSql(
     return dialect === "postgres" ? `$${params.length}` : "?";
   };
   // Each condition is a function so that its parameters are pushed in the order the text reads.
-  const open = (): string =>
+  const unprocessed = (): string =>
     columns.processedAt === undefined ? "1 = 1" : `${q(columns.processedAt)} IS NULL`;
+  const { deadGroup } = options;
+  const groupColumn = columns.group;
+  const inDeadGroup = (): string =>
+    deadGroup === undefined || groupColumn === undefined
+      ? "1 = 0"
+      : `${q(groupColumn)} = ${param(deadGroup)}`;
+  const dead = (): string => `${unprocessed()} AND ${inDeadGroup()}`;
+  const open = (): string =>
+    deadGroup === undefined || groupColumn === undefined
+      ? unprocessed()
+      : `${unprocessed()} AND (${q(groupColumn)} IS NULL OR ${q(groupColumn)} <> ${param(deadGroup)})`;
   const processed = (): string =>
     columns.processedAt === undefined ? "1 = 0" : `${q(columns.processedAt)} IS NOT NULL`;
   const leased = (): string =>
@@ -99,6 +118,7 @@ export function statusCountSql(
   const group = columns.group === undefined ? "NULL" : q(columns.group);
   let sql = `SELECT ${group} AS grp, COUNT(*) AS total, `;
   sql += `${count(processed)} AS processed, `;
+  sql += `${count(dead)} AS dead, `;
   sql += `${count(leased)} AS leased, `;
   sql += `${count(scheduled)} AS scheduled, `;
   sql += `${count(due)} AS due `;
@@ -149,7 +169,8 @@ export function indexColumnsSql(dialect: Dialect): string {
 
 /** `ALTER TABLE … ADD COLUMN …` with the column's definition as the driver's schema writes it. */
 export function addColumnSql(dialect: Dialect, table: string, column: string, definition: string): string {
-  return `ALTER TABLE ${quoteIdentifier(dialect, table)} ADD COLUMN ${quoteIdentifier(dialect, column)} ${definition};`;
+  const rest = definition === "" ? "" : ` ${definition}`;
+  return `ALTER TABLE ${quoteIdentifier(dialect, table)} ADD COLUMN ${quoteIdentifier(dialect, column)}${rest};`;
 }
 
 /**
@@ -175,8 +196,34 @@ export function changeColumnTypeSql(
   }
 }
 
-/** `CREATE INDEX` for the claim-order index. */
+/**
+ * `CREATE INDEX` for the claim-order index of a live table. PostgreSQL builds it `CONCURRENTLY`,
+ * so the queue's writes go on while it builds (MySQL/MariaDB add an index online by default).
+ */
 export function createIndexSql(dialect: Dialect, table: string, index: string, columnList: string): string {
-  const ifNotExists = dialect === "mysql" ? "" : "IF NOT EXISTS ";
-  return `CREATE INDEX ${ifNotExists}${quoteIdentifier(dialect, index)} ON ${quoteIdentifier(dialect, table)} (${columnList});`;
+  const how =
+    dialect === "mysql" ? "" : dialect === "postgres" ? "CONCURRENTLY IF NOT EXISTS " : "IF NOT EXISTS ";
+  return `CREATE INDEX ${how}${quoteIdentifier(dialect, index)} ON ${quoteIdentifier(dialect, table)} (${columnList});`;
+}
+
+/**
+ * The statements that replace an index named `index` with the claim-order index (the live one has
+ * lost columns, so it no longer leads with the claim order), in the order they run.
+ */
+export function replaceIndexSql(
+  dialect: Dialect,
+  table: string,
+  index: string,
+  columnList: string,
+): readonly string[] {
+  const i = quoteIdentifier(dialect, index);
+  const t = quoteIdentifier(dialect, table);
+  switch (dialect) {
+    case "mysql":
+      return [`ALTER TABLE ${t} DROP INDEX ${i}, ADD INDEX ${i} (${columnList});`];
+    case "postgres":
+      return [`DROP INDEX CONCURRENTLY IF EXISTS ${i};`, createIndexSql(dialect, table, index, columnList)];
+    case "sqlite":
+      return [`DROP INDEX IF EXISTS ${i};`, createIndexSql(dialect, table, index, columnList)];
+  }
 }

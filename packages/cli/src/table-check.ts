@@ -16,6 +16,7 @@ import {
   columnTypesSql,
   createIndexSql,
   indexColumnsSql,
+  replaceIndexSql,
 } from "./admin-sql.js";
 import type { Dialect } from "./target.js";
 
@@ -23,7 +24,7 @@ import type { Dialect } from "./target.js";
 export interface ExpectedColumn {
   /** The column's name. */
   readonly name: string;
-  /** Its type, as written (`timestamptz`, `DATETIME(6)`, `INTEGER`). */
+  /** Its type, as written (`timestamptz`, `DATETIME(6)`, `INTEGER`); empty where the schema declares none (SQLite's extra columns). */
   readonly type: string;
   /** Its whole definition after the name (type and constraints). */
   readonly definition: string;
@@ -51,18 +52,34 @@ export type SchemaProblem =
     }
   | { readonly kind: "missingIndex"; readonly index: string; readonly columns: readonly string[] };
 
+/**
+ * What a fix does to a live table: `adds` creates a table, a column or an index (a PostgreSQL
+ * index is built `CONCURRENTLY`, so writes go on), or replaces a claim-order index that lost its
+ * columns; `rewrites` changes a column's type, which rewrites the table under an exclusive lock;
+ * `manual` is a comment for what no statement can do (SQLite cannot change a column's type).
+ */
+export type FixEffect = "adds" | "rewrites" | "manual";
+
+/** One statement of a fix, and what it does to the table. */
+export interface Fix {
+  /** The statement (or, for `manual`, an SQL comment saying what to do). */
+  readonly sql: string;
+  readonly effect: FixEffect;
+}
+
 /** The result of a check: the problems found and the statements that would fix them. */
 export interface TableCheck {
   /** Every difference found; empty when the table matches its description. */
   readonly problems: readonly SchemaProblem[];
-  /** The statements that fix the problems, in order (comments for what no statement can fix). */
-  readonly fixes: readonly string[];
-  /** Whether every problem has a fix statement (SQLite cannot change a column's type). */
+  /** The statements that fix the problems, in the order they must run. */
+  readonly fixes: readonly Fix[];
+  /** Whether every problem has a fix statement (no `manual` fix). */
   readonly fixable: boolean;
 }
 
 const identifier = String.raw`(?:"((?:[^"]|"")+)"|\x60((?:[^\x60]|\x60\x60)+)\x60)`;
-const columnLine = new RegExp(`^\\s+${identifier}\\s+(.+?),?\\s*$`);
+// A column line; SQLite's extra columns are written without a type (`"account",`).
+const columnLine = new RegExp(`^\\s+${identifier}(?:\\s+(.+?))?,?\\s*$`);
 const mysqlKeyLine = new RegExp(`^\\s+KEY\\s+${identifier}\\s+\\((.+)\\),?\\s*$`);
 const createIndexLine = new RegExp(`^CREATE INDEX (?:IF NOT EXISTS )?${identifier} ON .+? \\((.+)\\);?\\s*$`);
 
@@ -100,7 +117,7 @@ export function parseSchemaSql(sql: string): ExpectedSchema {
       }
       const column = columnLine.exec(line);
       if (column !== null) {
-        const definition = (column[3] as string).trim();
+        const definition = (column[3] ?? "").trim();
         const type =
           /^[A-Za-z]+(?:\s+(?:precision|varying))?(?:\(\d+(?:,\s*\d+)?\))?/.exec(definition)?.[0] ??
           definition;
@@ -146,6 +163,8 @@ export function typeFamily(dialect: Dialect, type: string): string {
 }
 
 function sameFamily(dialect: Dialect, expected: string, actual: string): boolean {
+  // A column the schema declares without a type (SQLite) takes any type.
+  if (expected === "") return true;
   const want = typeFamily(dialect, expected);
   const have = typeFamily(dialect, actual);
   if (want === have) return true;
@@ -165,26 +184,28 @@ export async function checkTable(
   const expected = parseSchemaSql(schemaSql);
   const liveColumns = await connection.query(columnTypesSql(dialect), [table]);
   if (liveColumns.length === 0) {
-    return { problems: [{ kind: "missingTable" }], fixes: [schemaSql.trim()], fixable: true };
+    const create = { sql: schemaSql.trim(), effect: "adds" } as const;
+    return { problems: [{ kind: "missingTable" }], fixes: [create], fixable: true };
   }
   const types = new Map(liveColumns.map((row) => [String(row.name), String(row.type ?? "")]));
   const problems: SchemaProblem[] = [];
-  const fixes: string[] = [];
-  let fixable = true;
+  const fixes: Fix[] = [];
   for (const column of expected.columns) {
     const actual = types.get(column.name);
     if (actual === undefined) {
       problems.push({ kind: "missingColumn", column: column.name });
-      fixes.push(addColumnSql(dialect, table, column.name, column.definition));
+      fixes.push({ sql: addColumnSql(dialect, table, column.name, column.definition), effect: "adds" });
     } else if (!sameFamily(dialect, column.type, actual)) {
       problems.push({ kind: "wrongType", column: column.name, expected: column.type, actual });
       const fix = changeColumnTypeSql(dialect, table, column.name, column.type, column.definition);
-      if (fix === undefined) {
-        fixable = false;
-        fixes.push(
-          `-- SQLite cannot change the type of "${column.name}" to ${column.type}: create a new table with \`rowclaim schema\`, copy the rows, and rename it.`,
-        );
-      } else fixes.push(fix);
+      fixes.push(
+        fix === undefined
+          ? {
+              sql: `-- SQLite cannot change the type of "${column.name}" to ${column.type}: create a new table with \`rowclaim schema\`, copy the rows, and rename it.`,
+              effect: "manual",
+            }
+          : { sql: fix, effect: "rewrites" },
+      );
     }
   }
   if (expected.index !== undefined) {
@@ -201,10 +222,15 @@ export async function checkTable(
     );
     if (!covered) {
       problems.push({ kind: "missingIndex", index: index.name, columns: index.columns });
-      fixes.push(createIndexSql(dialect, table, index.name, index.list));
+      // An index of that name that no longer leads with the claim order (MariaDB keeps an index
+      // with the columns left after one is dropped) is replaced: creating it again would fail.
+      const statements = live.has(index.name)
+        ? replaceIndexSql(dialect, table, index.name, index.list)
+        : [createIndexSql(dialect, table, index.name, index.list)];
+      for (const sql of statements) fixes.push({ sql, effect: "adds" });
     }
   }
-  return { problems, fixes, fixable };
+  return { problems, fixes, fixable: fixes.every((fix) => fix.effect !== "manual") };
 }
 
 /** One line for people about a problem. */

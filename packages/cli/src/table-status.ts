@@ -5,7 +5,13 @@
  * @module
  */
 import type { AdminConnection } from "./admin-connection.js";
-import { columnListSql, type StatusColumns, statusCountSql, timeParam } from "./admin-sql.js";
+import {
+  columnListSql,
+  type StatusColumns,
+  type StatusOptions,
+  statusCountSql,
+  timeParam,
+} from "./admin-sql.js";
 import { standardColumns } from "./tables.js";
 
 /** The counts of one group of a table (or of the whole table, when it has no group column). */
@@ -22,6 +28,8 @@ export interface GroupStatus {
   readonly scheduled: number;
   /** Marked in `processedAt` (kept after ack). */
   readonly processed: number;
+  /** In the dead-letter group (known from a table description or `--dead-letter-group`). */
+  readonly dead: number;
 }
 
 /** The status of one table. */
@@ -45,7 +53,8 @@ export class TableNotFoundError extends Error {
 /**
  * Counts the rows of `table` by group: due, leased, scheduled, processed. The role columns are
  * the command line's standard names (`queue`, `run_at`, `processed_at`, `locked_until`) unless
- * `names` says otherwise; roles whose column the table lacks are not counted.
+ * `names` says otherwise (with `standardNames: false`, only the roles `names` gives: a table
+ * description's own columns); roles whose column the table lacks are not counted.
  *
  * @throws {TableNotFoundError} when the table does not exist.
  */
@@ -54,17 +63,25 @@ export async function readTableStatus(
   table: string,
   names: Partial<Record<keyof StatusColumns, string>> = {},
   now: Date = new Date(),
+  options: { readonly standardNames?: boolean } & StatusOptions = {},
 ): Promise<TableStatus> {
+  const fallback = options.standardNames ?? true;
   const present = new Set(
     (await admin.query(columnListSql(admin.dialect), [table])).map((row) => String(row.name)),
   );
   if (present.size === 0) throw new TableNotFoundError(table);
   const columns: { -readonly [K in keyof StatusColumns]: string } = {};
   for (const role of ["group", "runAt", "processedAt", "lockedUntil"] as const) {
-    const name = names[role] ?? standardColumns[role];
-    if (present.has(name)) columns[role] = name;
+    const name = names[role] ?? (fallback ? standardColumns[role] : undefined);
+    if (name !== undefined && present.has(name)) columns[role] = name;
   }
-  const statement = statusCountSql(admin.dialect, table, columns, timeParam(admin.dialect, now));
+  const statement = statusCountSql(
+    admin.dialect,
+    table,
+    columns,
+    timeParam(admin.dialect, now),
+    options.deadGroup === undefined ? {} : { deadGroup: options.deadGroup },
+  );
   const rows = await admin.query(statement.sql, statement.params);
   const groups = rows
     .map((row) => ({
@@ -74,6 +91,7 @@ export async function readTableStatus(
       leased: count(row.leased),
       scheduled: count(row.scheduled),
       processed: count(row.processed),
+      dead: count(row.dead),
     }))
     .filter((group) => group.total > 0)
     // Rows without a group first, then groups by name: the same order on every database.

@@ -77,6 +77,76 @@ describe.each(["sqlite", "postgres", "mysql"] as const)(
       expect((await runMain(["check", "--url", url, "--table", table])).code).toBe(0);
     });
 
+    it("after an advisory key column is dropped, check reports it and apply adds it back", async () => {
+      const { url, admin, table } = await setUp();
+      const shape = ["--table", table, "--form", "advisory", "--key", `${table}-{account}`];
+      expect((await runMain(["schema", "--apply", "--url", url, ...shape])).code).toBe(0);
+      await admin.execute(
+        `ALTER TABLE ${quoteIdentifier(dialect, table)} DROP COLUMN ${quoteIdentifier(dialect, "account")}`,
+      );
+      const checked = await runMain(["check", "--url", url, ...shape]);
+      expect(checked.code).toBe(1);
+      expect(checked.stdout).toContain(`table ${table}: column account is missing`);
+      const fixed = await runMain(["schema", "--apply", "--url", url, ...shape]);
+      expect(fixed.code).toBe(0);
+      expect((await runMain(["check", "--url", url, ...shape])).code).toBe(0);
+    });
+
+    it.skipIf(dialect === "sqlite")(
+      "after a column of the claim-order index is dropped, every fix check prints runs",
+      async () => {
+        // SQLite refuses to drop an indexed column; PostgreSQL drops the index with it; MariaDB
+        // keeps the index, under its name, with the columns that are left.
+        const { url, admin, table } = await setUp();
+        expect((await runMain(["schema", "--apply", "--url", url, "--table", table])).code).toBe(0);
+        await admin.execute(
+          `ALTER TABLE ${quoteIdentifier(dialect, table)} DROP COLUMN ${quoteIdentifier(dialect, "priority")}`,
+        );
+        const checked = await runMain(["check", "--url", url, "--table", table]);
+        expect(checked.code).toBe(1);
+        const fixes = checked.stdout.slice(checked.stdout.indexOf("To fix it")).split("\n").slice(1);
+        for (const statement of fixes.filter((line) => line.trim() !== "" && !line.startsWith("--")))
+          await admin.execute(statement);
+        expect((await runMain(["check", "--url", url, "--table", table])).code).toBe(0);
+        await admin.execute(
+          `ALTER TABLE ${quoteIdentifier(dialect, table)} DROP COLUMN ${quoteIdentifier(dialect, "priority")}`,
+        );
+        expect((await runMain(["schema", "--apply", "--url", url, "--table", table])).code).toBe(0);
+        expect((await runMain(["check", "--url", url, "--table", table])).code).toBe(0);
+      },
+    );
+
+    it.skipIf(dialect === "sqlite")(
+      "apply changes nothing on a column of another type without --allow-rewrite, and prints what it would run",
+      async () => {
+        const { url, admin, table } = await setUp();
+        expect((await runMain(["schema", "--apply", "--url", url, "--table", table])).code).toBe(0);
+        const t = quoteIdentifier(dialect, table);
+        const c = quoteIdentifier(dialect, "payload");
+        await admin.execute(
+          dialect === "postgres"
+            ? `ALTER TABLE ${t} ALTER COLUMN ${c} TYPE text`
+            : `ALTER TABLE ${t} MODIFY COLUMN ${c} VARCHAR(2000) NOT NULL`,
+        );
+        const refused = await runMain(["schema", "--apply", "--url", url, "--table", table]);
+        expect(refused.code).toBe(1);
+        expect(refused.stdout).toContain(dialect === "postgres" ? "ALTER COLUMN" : "MODIFY COLUMN");
+        expect(refused.stderr).toContain("--allow-rewrite");
+        expect((await runMain(["check", "--url", url, "--table", table])).code).toBe(1);
+        const applied = await runMain([
+          "schema",
+          "--apply",
+          "--allow-rewrite",
+          "--url",
+          url,
+          "--table",
+          table,
+        ]);
+        expect(applied.code).toBe(0);
+        expect((await runMain(["check", "--url", url, "--table", table])).code).toBe(0);
+      },
+    );
+
     it("a column of another type is reported with the expected type", async () => {
       const { url, admin, table } = await setUp();
       const t = quoteIdentifier(dialect, table);

@@ -79,8 +79,8 @@ async function statusOfBusyTable(target: Target, url: string): Promise<StatusJso
 }
 
 const expectedGroups = [
-  { group: null, total: 10, due: 3, leased: 2, scheduled: 4, processed: 1 },
-  { group: "other", total: 2, due: 2, leased: 0, scheduled: 0, processed: 0 },
+  { group: null, total: 10, due: 3, leased: 2, scheduled: 4, processed: 1, dead: 0 },
+  { group: "other", total: 2, due: 2, leased: 0, scheduled: 0, processed: 0, dead: 0 },
 ];
 
 describe("rowclaim status counts due, leased, scheduled and processed rows by group", () => {
@@ -151,8 +151,8 @@ describe("rowclaim status with other column names", () => {
     const [status] = JSON.parse(result.stdout) as StatusJson[];
     expect(status?.columns).toEqual({ group: "kind", runAt: "due_at" });
     expect(status?.groups).toEqual([
-      { group: null, total: 1, due: 1, leased: 0, scheduled: 0, processed: 0 },
-      { group: "x", total: 2, due: 1, leased: 0, scheduled: 1, processed: 0 },
+      { group: null, total: 1, due: 1, leased: 0, scheduled: 0, processed: 0, dead: 0 },
+      { group: "x", total: 2, due: 1, leased: 0, scheduled: 1, processed: 0, dead: 0 },
     ]);
   });
 });

@@ -20,7 +20,9 @@ export type BrokerErrorCode =
   | "CONNECTION_LOST"
   | "CONNECTION_TIMEOUT"
   | "PROBE_FAILED"
-  | "CLOCK_SKEW";
+  | "CLOCK_SKEW"
+  | "DEADLOCK"
+  | "LOCK_TIMEOUT";
 
 const brand: unique symbol = Symbol.for("rowclaim.BrokerError") as never;
 
@@ -251,5 +253,32 @@ export class ClockSkewError extends BrokerError {
     this.skewMs = details.skewMs;
     this.host = details.host;
     this.leaseSeconds = details.leaseSeconds;
+  }
+}
+
+/**
+ * Transient: the database found the statement's transaction in a deadlock with another and
+ * rolled it back (MySQL/MariaDB errno 1213). What the transaction did is undone (a row lock
+ * batch's rows are due again, no attempt spent); running it again may succeed. Claims retry it
+ * themselves (bounded); a settlement that fails with it fails its delivery.
+ */
+export class DeadlockError extends BrokerError {
+  declare readonly code: "DEADLOCK";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("DEADLOCK", message, options);
+    this.name = "DeadlockError";
+  }
+}
+
+/**
+ * Transient: the statement waited for a row another transaction holds longer than the
+ * database's lock wait allows (MySQL/MariaDB errno 1205, `innodb_lock_wait_timeout`), and failed;
+ * running it again may succeed. Claims retry it themselves (bounded).
+ */
+export class LockTimeoutError extends BrokerError {
+  declare readonly code: "LOCK_TIMEOUT";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("LOCK_TIMEOUT", message, options);
+    this.name = "LockTimeoutError";
   }
 }

@@ -7,9 +7,10 @@
  * candidates and a guarded single-row UPDATE (`#claimSingle`), and falls back to the transaction
  * when other claims took every candidate first. Neither
  * MySQL nor MariaDB 10.11 has `UPDATE … RETURNING`; the claim does not read the rows back but
- * writes the update's two values into the rows it selected (a FIFO head is read back). Extensions and settlements apply only
+ * writes the update's two values into the rows it selected (a FIFO head is read back). Settlements apply only
  * `WHERE id = ? AND lockedUntil = <token>`; a settlement that matches no row fails with
- * `LEASE_LOST` and changes nothing.
+ * `LEASE_LOST` and changes nothing. An extension is one statement for every held row, each
+ * fenced by its own token (`extend`).
  *
  * @module
  */
@@ -191,24 +192,95 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
     }
   }
 
-  async extend(held: readonly HeldLease[], expiry: Date): Promise<readonly (LeaseToken | null)[]> {
-    const { pool, statements, table } = this.#context;
+  /**
+   * Moves every held lease that still holds its own token to `expiry`, in one autocommitted
+   * statement (`leaseExtend`: all the rows it matches move, or none does), and reads back which
+   * rows hold `expiry` when it matched fewer than all. Should the connection be lost on the way
+   * (the statement may have been applied or not), the extension runs once more on another
+   * connection: rows the lost statement moved no longer match their old tokens, rows it did not
+   * move match now, and the read back finds both, so the broker learns every new token and no
+   * row is left extended behind its back. (Only when that second run fails too does the
+   * extension throw, and the broker keeps the old tokens.) A row held twice, under two tokens
+   * (taken over and claimed again by the same subscription), is extended in a second statement
+   * after the first; at most one of its holds can move.
+   */
+  async extend(
+    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
+    expiry: Date,
+  ): Promise<readonly (LeaseToken | null)[]> {
+    const next: LeaseToken = Object.freeze({ form: "lease", expiry });
+    const moved = held.map(() => false);
+    const movedIds = new Set<string>();
+    let left = held.map((row, index) => ({ ...row, index }));
+    try {
+      while (left.length > 0) {
+        const ids = new Set<string>();
+        const round: typeof left = [];
+        const later: typeof left = [];
+        for (const row of left) {
+          const key = idKey(row.id);
+          if (movedIds.has(key)) continue;
+          if (ids.has(key)) later.push(row);
+          else {
+            ids.add(key);
+            round.push(row);
+          }
+        }
+        const flags = await this.#extendRound(round, expiry);
+        round.forEach((row, position) => {
+          if (flags[position] !== true) return;
+          moved[row.index] = true;
+          movedIds.add(idKey(row.id));
+        });
+        left = later;
+      }
+    } catch (error) {
+      throw normalizeError(error, { table: this.#context.table.name, operation: "lease extension" });
+    }
+    return moved.map((flag) => (flag ? next : null));
+  }
+
+  /** One extension statement for rows of distinct ids; once more on another connection when the connection was lost. */
+  async #extendRound(
+    rows: readonly { readonly id: RowId; readonly token: LeaseToken }[],
+    expiry: Date,
+  ): Promise<boolean[]> {
+    try {
+      return await this.#extendOnce(rows, expiry);
+    } catch (error) {
+      if (!classifyError(error).connectionLost) throw error;
+      return this.#extendOnce(rows, expiry);
+    }
+  }
+
+  /** Per row, whether it holds `expiry` after the extension statement (and, when it matched fewer than all, the read back). */
+  async #extendOnce(
+    rows: readonly { readonly id: RowId; readonly token: LeaseToken }[],
+    expiry: Date,
+  ): Promise<boolean[]> {
+    const { pool, statements } = this.#context;
     const connection = await pool.getConnection();
     let broken = false;
     try {
-      const next: LeaseToken = Object.freeze({ form: "lease", expiry });
-      const tokens: (LeaseToken | null)[] = [];
-      for (const { id, token } of held) {
-        const bound = statements.leaseExtend(id, token.expiry, expiry);
-        const matched = await withDeadlockRetry(async () =>
-          matchedRows(await run(connection, bound.sql, bound.values)),
-        );
-        tokens.push(matched === 0 ? null : next);
-      }
-      return tokens;
+      const bound = statements.leaseExtend(
+        rows.map(({ id, token }) => ({ id, token: token.expiry })),
+        expiry,
+      );
+      const matched = await withDeadlockRetry(async () =>
+        matchedRows(await run(connection, bound.sql, bound.values)),
+      );
+      if (matched === rows.length) return rows.map(() => true);
+      const read = statements.leaseHolding(
+        rows.map(({ id }) => id),
+        expiry,
+      );
+      const holding = new Set(
+        (await selectRows(connection, read.sql, read.values)).map((row) => idKey(row[0])),
+      );
+      return rows.map(({ id }) => holding.has(idKey(id)));
     } catch (error) {
       broken = classifyError(error).connectionLost;
-      throw normalizeError(error, { table: table.name, operation: "lease extension" });
+      throw error;
     } finally {
       letGo(connection, broken);
     }
@@ -249,9 +321,11 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
 
   /**
    * Coalesced acknowledgement: settles every row of `held` that still holds its own token, with
-   * one commit, and says which did. On MariaDB a delete is one autocommitted `DELETE … WHERE id
-   * IN (…) AND (id, lockedUntil) IN ((id, token), …) RETURNING id`: one round trip, and the
-   * returned ids are the rows settled. Elsewhere (a mark as processed, or MySQL, which has no
+   * one commit, and says which did. On MariaDB a delete is one compound statement and one
+   * transaction of one `DELETE … WHERE id = ? AND lockedUntil = ? RETURNING id` per row (MariaDB's
+   * `DELETE` takes no index hint, and a `DELETE … WHERE id IN (…)` on a small table scans it
+   * whole, waiting on rows others hold): one round trip, and each row's result set says whether
+   * it was deleted. Elsewhere (a mark as processed, or MySQL, which has no
    * `RETURNING`) it is one transaction: the fenced statement, then COMMIT when it matched every
    * row; when it matched fewer, ROLLBACK and, in a new transaction, the rows still holding their
    * tokens are read `FOR UPDATE` (locked: nobody can move them meanwhile), the statement runs on
@@ -260,32 +334,51 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
    */
   async settleMany({ rows: held, settlement }: Acks<HeldLease>): Promise<readonly boolean[]> {
     if (held.length === 0) return [];
-    const { pool, table, family } = this.#context;
+    const { table, family } = this.#context;
     const rows = held.map(({ id, token }) => ({ id, token: token.expiry }));
-    let settled: readonly unknown[] | "all";
+    let settled: readonly boolean[] | "all";
     try {
       settled = await withDeadlockRetry(async () => {
-        if (family === "mariadb" && settlement.kind === "delete") {
-          const bound = this.#settlements.ackMany(settlement, rows, true);
-          return (await selectRows(pool, bound.sql, bound.values)).map((row) => row[0]);
-        }
+        if (family === "mariadb" && settlement.kind === "delete") return this.#deleteManyReturning(rows);
         return this.#settleManyInTransaction(rows, settlement);
       });
     } catch (error) {
       throw normalizeError(error, { table: table.name, operation: `lease ${settlement.kind} (coalesced)` });
     }
-    return settled === "all" ? held.map(() => true) : settledFlags(held, settled);
+    return settled === "all" ? held.map(() => true) : settled;
   }
 
-  /** The transaction of {@link MysqlLeaseClaimer.settleMany}: `"all"`, or the ids it settled. */
+  /**
+   * MariaDB's coalesced delete (`deleteManyReturning`): one round trip and one commit; per row
+   * of `rows`, in order, whether it was deleted (its own result set holds its id).
+   */
+  async #deleteManyReturning(
+    rows: readonly { readonly id: RowId; readonly token: Date }[],
+  ): Promise<boolean[]> {
+    const bound = this.#settlements.deleteManyReturning(rows);
+    const [results] = await this.#context.pool.query({
+      sql: bound.sql,
+      values: bound.values,
+      rowsAsArray: true,
+    });
+    const sets = (results as unknown[]).filter((result): result is unknown[] => Array.isArray(result));
+    if (sets.length !== rows.length) {
+      throw new Error(
+        `Internal: a coalesced delete of ${rows.length} rows answered ${sets.length} result sets.`,
+      );
+    }
+    return sets.map((set) => set.length > 0);
+  }
+
+  /** The transaction of {@link MysqlLeaseClaimer.settleMany}: `"all"`, or per row whether it settled it. */
   async #settleManyInTransaction(
     rows: readonly { readonly id: RowId; readonly token: Date }[],
     settlement: AckSettlement,
-  ): Promise<readonly unknown[] | "all"> {
+  ): Promise<readonly boolean[] | "all"> {
     const connection = await this.#context.pool.getConnection();
     try {
       await run(connection, transactionSql.begin);
-      const bound = this.#settlements.ackMany(settlement, rows);
+      const bound = this.#settlements.ackMany(settlement, rows, this.#context.family);
       if (matchedRows(await run(connection, bound.sql, bound.values)) === rows.length) {
         await commitAndRelease(connection);
         return "all";
@@ -298,11 +391,11 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
       const still = new Set(ids.map(idKey));
       const holding = rows.filter((row) => still.has(idKey(row.id)));
       if (holding.length > 0) {
-        const again = this.#settlements.ackMany(settlement, holding);
+        const again = this.#settlements.ackMany(settlement, holding, this.#context.family);
         await run(connection, again.sql, again.values);
       }
       await commitAndRelease(connection);
-      return ids;
+      return settledFlags(rows, ids);
     } catch (error) {
       await rollbackAndRelease(connection, error).catch(() => undefined);
       throw error;

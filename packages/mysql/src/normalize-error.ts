@@ -9,7 +9,9 @@ import {
   type BrokerErrorCode,
   ConnectionLostError,
   ConstraintError,
+  DeadlockError,
   InvalidArgumentError,
+  LockTimeoutError,
   SchemaError,
 } from "@rowclaim/core";
 
@@ -80,9 +82,9 @@ export const errnoClasses: Readonly<Record<number, ErrorClass>> = Object.freeze(
   /** ER_CONSTRAINT_FAILED (MariaDB CHECK, e.g. json_valid on a JSON column) */
   4025: { ...plain, code: "INVALID_ARGUMENT" },
   /** ER_LOCK_DEADLOCK: the transaction was rolled back. */
-  1213: { ...plain, retryable: true },
+  1213: { ...plain, code: "DEADLOCK", retryable: true },
   /** ER_LOCK_WAIT_TIMEOUT; MariaDB also raises it for a NOWAIT read of a locked row. */
-  1205: { ...plain, retryable: true, lockNotAvailable: true },
+  1205: { ...plain, code: "LOCK_TIMEOUT", retryable: true, lockNotAvailable: true },
   /** ER_LOCK_NOWAIT (MySQL 8) */
   3572: { ...plain, lockNotAvailable: true },
   /** ER_QUERY_INTERRUPTED / ER_CONNECTION_KILLED */
@@ -113,9 +115,13 @@ const lostCodes = new Set([
   "ENOTFOUND",
 ]);
 
+/** The codes of transient errors: one the driver made from a native error is treated as that error (retried). */
+const transientCodes: ReadonlySet<BrokerErrorCode> = new Set(["DEADLOCK", "LOCK_TIMEOUT"]);
+
 /** How the driver treats `error`. */
 export function classifyError(error: unknown): ErrorClass {
-  if (typeof error !== "object" || error === null || BrokerError.is(error)) return plain;
+  if (BrokerError.is(error)) return transientCodes.has(error.code) ? classifyError(error.cause) : plain;
+  if (typeof error !== "object" || error === null) return plain;
   const { errno, code, fatal, message } = error as {
     errno?: unknown;
     code?: unknown;
@@ -162,6 +168,18 @@ export function normalizeError(error: unknown, context: ErrorContext): unknown {
   if (code === "CONNECTION_LOST") {
     return new ConnectionLostError(
       `Table "${context.table}" (${context.operation}): the connection to the server was lost or refused (${message}). An open transaction was rolled back; check that the server is up, then retry.`,
+      { table: context.table, cause: error },
+    );
+  }
+  if (code === "DEADLOCK") {
+    return new DeadlockError(
+      `Table "${context.table}" (${context.operation}): the server broke a deadlock with another transaction by rolling this one back (${message}). Nothing it did was kept; running it again may succeed.`,
+      { table: context.table, cause: error },
+    );
+  }
+  if (code === "LOCK_TIMEOUT") {
+    return new LockTimeoutError(
+      `Table "${context.table}" (${context.operation}): a row lock wait ran past innodb_lock_wait_timeout (${message}); the statement failed. Running it again may succeed.`,
       { table: context.table, cause: error },
     );
   }

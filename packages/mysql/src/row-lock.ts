@@ -110,10 +110,14 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   }
 
   /**
-   * A batch's end: its acks as one statement inside the transaction (the single settlement for
-   * one row; for more, one `DELETE … WHERE id IN (…)` or one `UPDATE` marking the rows processed
-   * and counting the attempt, as {@link MysqlRowLockClaimer.settle} does to each), then `COMMIT`.
-   * An ack that fails rolls the batch back and is thrown.
+   * A batch's end: its acks as one statement inside the transaction, then `COMMIT`. An ack that
+   * fails rolls the batch back and is thrown. Every acked row is found by primary key, so that
+   * the batch touches no row of another batch (a scan would wait on their locks, and two batches
+   * of two processes would deadlock): the single settlement for one row; for more, one `UPDATE …
+   * FORCE INDEX (PRIMARY)` marking the rows processed and counting the attempt, as {@link
+   * MysqlRowLockClaimer.settle} does to each; one multi-table `DELETE … FORCE INDEX (PRIMARY)` on
+   * MySQL; one `DELETE … WHERE id = ?` per row in one compound statement on MariaDB (its `DELETE`
+   * ignores index hints).
    */
   async endBatch(token: MysqlRowLockToken, acks?: Acks<ClaimedRow>): Promise<void> {
     if (acks !== undefined) {
@@ -217,14 +221,14 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   ): Promise<BatchEnd<MysqlRowLockToken>> {
     const { statements } = this.#context;
     const { connection } = token;
-    const acks = this.#settlements.ackMany(settlement, rows);
+    const acks = this.#settlements.ackSteps(settlement, rows, "mariadb");
     const select = statements.rowLockClaim(request.now, request.limit);
     chainMarks += 1;
     const mark = chainMarks;
     let claimed: unknown[][];
     try {
       const [results] = await connection.query({
-        sql: compoundSql([acks.sql, transactionSql.commitAndChain, chainMarkSql.set, select.sql]),
+        sql: compoundSql([...acks.statements, transactionSql.commitAndChain, chainMarkSql.set, select.sql]),
         values: [...acks.values, mark, ...select.values],
         rowsAsArray: true,
       });
@@ -279,7 +283,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
     if (rows.length === 1 && row !== undefined) return this.settle(token, row, settlement);
     if (rows.length === 0) return;
     try {
-      const bound = this.#settlements.ackMany(settlement, rows);
+      const bound = this.#settlements.ackMany(settlement, rows, this.#context.family);
       await run(token.connection, bound.sql, bound.values);
     } catch (error) {
       throw normalizeError(error, {

@@ -54,8 +54,15 @@ describe("native errors map onto rowclaim codes and handling", () => {
     ["errno 1406 (data too long)", { errno: 1406 }, "INVALID_ARGUMENT", false, false, false],
     ["errno 4025 (MariaDB CHECK json_valid)", { errno: 4025 }, "INVALID_ARGUMENT", false, false, false],
     ["errno 3140 (MySQL invalid JSON)", { errno: 3140 }, "INVALID_ARGUMENT", false, false, false],
-    ["errno 1213 (deadlock)", { errno: 1213, code: "ER_LOCK_DEADLOCK" }, undefined, true, false, false],
-    ["errno 1205 (lock wait timeout, MariaDB NOWAIT)", { errno: 1205 }, undefined, true, true, false],
+    ["errno 1213 (deadlock)", { errno: 1213, code: "ER_LOCK_DEADLOCK" }, "DEADLOCK", true, false, false],
+    [
+      "errno 1205 (lock wait timeout, MariaDB NOWAIT)",
+      { errno: 1205, code: "ER_LOCK_WAIT_TIMEOUT" },
+      "LOCK_TIMEOUT",
+      true,
+      true,
+      false,
+    ],
     ["errno 3572 (MySQL NOWAIT)", { errno: 3572 }, undefined, false, true, false],
     ["errno 1927 (connection killed)", { errno: 1927 }, "CONNECTION_LOST", false, false, true],
     ["errno 1053 (server shutdown)", { errno: 1053 }, "CONNECTION_LOST", false, false, true],
@@ -102,6 +109,18 @@ describe("native errors map onto rowclaim codes and handling", () => {
       }
     });
   }
+
+  it.each([
+    ["DEADLOCK", 1213],
+    ["LOCK_TIMEOUT", 1205],
+  ])("a %s error the driver made is retried as its native error is", (code, errno) => {
+    const normalized = normalizeError(Object.assign(new Error("native"), { errno }), {
+      table: "jobs",
+      operation: "test",
+    });
+    expect(BrokerError.is(normalized, code as "DEADLOCK")).toBe(true);
+    expect(classifyError(normalized).retryable).toBe(true);
+  });
 
   it("values that are not errors pass through unclassified", () => {
     expect(classifyError(null)).toMatchObject({ code: undefined, retryable: false });

@@ -67,7 +67,7 @@ async function stealLease(table: TableDefinition, id: unknown): Promise<Date> {
 }
 
 describe.each([
-  ["MariaDB (DELETE … RETURNING)", () => db.driver],
+  ["MariaDB (a DELETE … RETURNING per row, one transaction)", () => db.driver],
   ["MySQL 8 (one transaction)", () => asMysql],
 ])("lease settleMany on %s", (_label, driverOf) => {
   it("deletes every row still holding its own token, with tokens that differ between rows", async () => {

@@ -84,7 +84,7 @@ describe("claim SQL is the same for both families and built from quoted identifi
       "SELECT `id`, `p`, `a`, `lu` FROM `l` WHERE (`lu` IS NULL OR `lu` <= ?) ORDER BY `id` ASC LIMIT ? FOR UPDATE SKIP LOCKED",
     );
     expect(statements.leaseTake([1, 2], new Date()).sql).toBe(
-      "UPDATE `l` SET `lu` = ?, `a` = `a` + 1 WHERE `id` IN (?)",
+      "UPDATE `l` FORCE INDEX (PRIMARY) SET `lu` = ?, `a` = `a` + 1 WHERE `id` IN (?)",
     );
     const settle = statements.settlements({ countAttempt: false, tokenGuard: true });
     expect(settle.delete(1, new Date()).sql).toBe("DELETE FROM `l` WHERE `id` = ? AND `lu` = ?");
@@ -186,10 +186,12 @@ describe("coalesced settlement statements", () => {
     { id: "b", token },
   ];
 
-  it("lease: every row fenced by its own token; RETURNING only when asked (MariaDB), never on an update", () => {
+  it("lease: every row fenced by its own token and found by primary key, on MySQL in one statement", () => {
     const lease = new TableStatements(leased, null).settlements({ countAttempt: false, tokenGuard: true });
-    const mysqlDelete = lease.ackMany({ kind: "delete" }, held);
-    expect(mysqlDelete.sql).toBe("DELETE FROM `jobs` WHERE `id` IN (?) AND (`id`, `locked_until`) IN (?)");
+    const mysqlDelete = lease.ackMany({ kind: "delete" }, held, "mysql");
+    expect(mysqlDelete.sql).toBe(
+      "DELETE `jobs` FROM `jobs` FORCE INDEX (PRIMARY) WHERE `id` IN (?) AND (`id`, `locked_until`) IN (?)",
+    );
     expect(mysqlDelete.values).toEqual([
       [1, "b"],
       [
@@ -197,25 +199,64 @@ describe("coalesced settlement statements", () => {
         ["b", token],
       ],
     ]);
-    expect(lease.ackMany({ kind: "delete" }, held, true).sql).toBe(`${mysqlDelete.sql} RETURNING \`id\``);
     const at = new Date(0);
-    const mark = lease.ackMany({ kind: "markProcessed", at }, held, true);
+    const mark = lease.ackMany({ kind: "markProcessed", at }, held, "mariadb");
     expect(mark.sql).toBe(
-      "UPDATE `jobs` SET `done` = ?, `locked_until` = NULL WHERE `id` IN (?) AND (`id`, `locked_until`) IN (?)",
+      "UPDATE `jobs` FORCE INDEX (PRIMARY) SET `done` = ?, `locked_until` = NULL WHERE `id` IN (?) AND (`id`, `locked_until`) IN (?)",
     );
     expect(mark.values[0]).toBe(at);
     expect(lease.lockHeld(held).sql).toBe(
-      "SELECT `id` FROM `jobs` WHERE `id` IN (?) AND (`id`, `locked_until`) IN (?) FOR UPDATE",
+      "SELECT `id` FROM `jobs` FORCE INDEX (PRIMARY) WHERE `id` IN (?) AND (`id`, `locked_until`) IN (?) FOR UPDATE",
     );
   });
 
-  it("row lock: the ids alone; marking processed counts the attempt", () => {
-    const rowLock = new TableStatements(leased, null).settlements({ countAttempt: true, tokenGuard: false });
-    expect(rowLock.ackMany({ kind: "delete" }, held).sql).toBe("DELETE FROM `jobs` WHERE `id` IN (?)");
-    expect(rowLock.ackMany({ kind: "delete" }, held).values).toEqual([[1, "b"]]);
-    expect(rowLock.ackMany({ kind: "markProcessed", at: new Date(0) }, held).sql).toBe(
-      "UPDATE `jobs` SET `done` = ?, `locked_until` = NULL, `attempt` = `attempt` + 1 WHERE `id` IN (?)",
+  it("lease, MariaDB: a delete per row, returning its id, in one compound statement and one transaction", () => {
+    const lease = new TableStatements(leased, null).settlements({ countAttempt: false, tokenGuard: true });
+    const bound = lease.deleteManyReturning(held);
+    const one = "DELETE FROM `jobs` WHERE `id` = ? AND `locked_until` = ? RETURNING `id`;";
+    expect(bound.sql).toBe(
+      `BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; START TRANSACTION; ${one} ${one} COMMIT; END`,
     );
+    expect(bound.values).toEqual([1, token, "b", token]);
+  });
+
+  it("row lock: the ids alone; marking processed counts the attempt; MariaDB deletes row by row", () => {
+    const rowLock = new TableStatements(leased, null).settlements({ countAttempt: true, tokenGuard: false });
+    expect(rowLock.ackMany({ kind: "delete" }, held, "mysql").sql).toBe(
+      "DELETE `jobs` FROM `jobs` FORCE INDEX (PRIMARY) WHERE `id` IN (?)",
+    );
+    expect(rowLock.ackMany({ kind: "delete" }, held, "mysql").values).toEqual([[1, "b"]]);
+    expect(rowLock.ackSteps({ kind: "delete" }, held, "mariadb")).toEqual({
+      statements: ["DELETE FROM `jobs` WHERE `id` = ?", "DELETE FROM `jobs` WHERE `id` = ?"],
+      values: [1, "b"],
+    });
+    expect(rowLock.ackMany({ kind: "delete" }, held, "mariadb").sql).toBe(
+      "BEGIN NOT ATOMIC DELETE FROM `jobs` WHERE `id` = ?; DELETE FROM `jobs` WHERE `id` = ?; END",
+    );
+    expect(rowLock.ackMany({ kind: "markProcessed", at: new Date(0) }, held, "mariadb").sql).toBe(
+      "UPDATE `jobs` FORCE INDEX (PRIMARY) SET `done` = ?, `locked_until` = NULL, `attempt` = `attempt` + 1 WHERE `id` IN (?)",
+    );
+  });
+
+  it("lease extension: one statement for every row, each fenced by its own token, found by primary key", () => {
+    const statements = new TableStatements(leased, null);
+    const expiry = new Date("2030-01-02T00:00:00Z");
+    const extend = statements.leaseExtend(held as { id: unknown; token: Date }[], expiry);
+    expect(extend.sql).toBe(
+      "UPDATE `jobs` FORCE INDEX (PRIMARY) SET `locked_until` = ? WHERE `id` IN (?) AND (`id`, `locked_until`) IN (?)",
+    );
+    expect(extend.values).toEqual([
+      expiry,
+      [1, "b"],
+      [
+        [1, token],
+        ["b", token],
+      ],
+    ]);
+    expect(statements.leaseHolding([1, "b"], expiry)).toEqual({
+      sql: "SELECT `id` FROM `jobs` FORCE INDEX (PRIMARY) WHERE `id` IN (?) AND `locked_until` = ?",
+      values: [[1, "b"], expiry],
+    });
   });
 
   it("advisory: the delete releases the lock last in its condition", () => {

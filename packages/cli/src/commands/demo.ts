@@ -258,9 +258,11 @@ async function runDemo(session: DatabaseSession, settings: DemoSettings, io: Com
   // Cross-check with the tables themselves: processed rows and the dead-letter group.
   const mismatches: string[] = [];
   for (const result of results) {
-    const status = await readTableStatus(session.admin, result.table);
+    const status = await readTableStatus(session.admin, result.table, {}, new Date(), {
+      deadGroup: DEMO_DEAD_LETTER_GROUP,
+    });
     const processed = status.groups.reduce((sum, group) => sum + group.processed, 0);
-    const dead = status.groups.find((group) => group.group === DEMO_DEAD_LETTER_GROUP)?.total ?? 0;
+    const dead = status.groups.reduce((sum, group) => sum + group.dead, 0);
     if (result.complete && (processed !== result.handled || dead !== result.deadLettered)) {
       mismatches.push(
         `${result.table}: the broker counted ${result.handled} handled and ${result.deadLettered} dead-lettered, the table holds ${processed} processed rows and ${dead} in group "${DEMO_DEAD_LETTER_GROUP}".`,

@@ -11,12 +11,18 @@ import { booleanFlag, type FlagSpec, type ParsedFlags, stringFlag, UsageError } 
 import { type Command, EXIT_FAILED, EXIT_OK } from "../command.js";
 import { schemaDriver } from "../connect.js";
 import { checkTable, describeProblem } from "../table-check.js";
+import { configFlag, tablesFor } from "../table-source.js";
 import { defaultKey, formNames, standardTable } from "../tables.js";
 import { type Dialect, describeTarget, dialects, parseTarget, type Target } from "../target.js";
 
 /** The flags that describe a table of the standard layout, shared by `schema` and `check`. */
 export const tableShapeFlags: Readonly<Record<string, FlagSpec>> = Object.freeze({
-  table: { type: "string", value: "NAME", required: true, description: "The table's name." },
+  table: {
+    type: "string",
+    value: "NAME",
+    description:
+      "The table's name (with a config module: the one of its tables to use; default every table).",
+  },
   form: {
     type: "string",
     value: "FORM",
@@ -65,12 +71,12 @@ export function tableFromFlags(flags: ParsedFlags, command: string): TableDefini
   });
 }
 
-/** The target and dialect `--url` and `--dialect` name; `--url` alone gives both. */
+/** The target and dialect `url` (`--url`, or the config's) and `--dialect` name; the URL alone gives both. */
 export function targetFromFlags(
   flags: ParsedFlags,
   command: string,
+  url: string | undefined = stringFlag(flags, "url"),
 ): { dialect: Dialect; target: Target | undefined } {
-  const url = stringFlag(flags, "url");
   const dialect = stringFlag(flags, "dialect") as Dialect | undefined;
   const target = url === undefined ? undefined : parseTarget(url, command);
   if (target !== undefined && dialect !== undefined && target.dialect !== dialect) {
@@ -92,7 +98,8 @@ export const schemaCommand: Command = {
     details: [
       "Columns: id, payload, attempt, run_at, priority, queue (the group), and with the flags below",
       "processed_at, headers, locked_until (lease form) and the columns an advisory key names.",
-      "Nothing is executed: pipe the output into psql, mariadb or sqlite3.",
+      "Nothing is executed: pipe the output into psql, mariadb or sqlite3. With a config module",
+      "(--config, or rowclaim.config.mjs here), the tables are your own descriptions instead.",
     ],
     flags: {
       dialect: {
@@ -110,8 +117,14 @@ export const schemaCommand: Command = {
       apply: {
         type: "boolean",
         description:
-          "Create the table and index in the --url database, or add the columns and index an existing table lacks. Idempotent.",
+          "Create the table and index in the --url database, or add the columns and index an existing table lacks. Idempotent. Only adds: a column type change needs --allow-rewrite.",
       },
+      "allow-rewrite": {
+        type: "boolean",
+        description:
+          "With --apply: also change column types, which rewrites the table under an exclusive lock (a live queue stops while it runs).",
+      },
+      config: configFlag,
       ...tableShapeFlags,
     },
     examples: [
@@ -119,39 +132,57 @@ export const schemaCommand: Command = {
       "rowclaim schema --dialect mysql --table emails --form advisory --key 'emails-{account}'",
       "rowclaim schema --dialect sqlite --table tasks --processed-at | sqlite3 app.db",
       "rowclaim schema --apply --url postgres://localhost/app --table jobs",
+      "rowclaim schema --apply --config rowclaim.config.mjs",
     ],
   },
   async run(flags, io) {
-    const { dialect, target } = targetFromFlags(flags, "schema");
-    const form = stringFlag(flags, "form", "lease") as ClaimFormName;
-    const table = tableFromFlags(flags, "schema");
+    const source = await tablesFor(flags, "schema", tableFromFlags);
+    const { dialect, target } = targetFromFlags(
+      flags,
+      "schema",
+      stringFlag(flags, "url") ?? source.config?.url,
+    );
     const apply = booleanFlag(flags, "apply");
     if (apply && target === undefined)
       throw new UsageError("--apply needs --url: the database to create the table in.", "schema");
-    const { sql, offered, driverName } = await schemaDriver(dialect, (driver) => ({
-      sql: driver.schemaSql(table),
-      offered: driver.capabilities.forms.includes(form),
-      driverName: driver.name,
-    }));
-    if (apply && target !== undefined) return await applySchema(target, table, sql, io);
-    io.stdout.write(sql.endsWith("\n") ? sql : `${sql}\n`);
-    if (!offered) {
-      io.stderr.write(
-        `rowclaim schema: note: the ${driverName} driver does not offer the ${form} form; subscribing to this table will fail.\n`,
-      );
+    if (booleanFlag(flags, "allow-rewrite") && !apply)
+      throw new UsageError("--allow-rewrite goes with --apply.", "schema");
+    const schemas = await schemaDriver(dialect, (driver) =>
+      source.tables.map((table) => ({
+        table,
+        sql: driver.schemaSql(table),
+        offered: driver.capabilities.forms.includes(table.form),
+        driverName: driver.name,
+      })),
+    );
+    let exitCode = EXIT_OK;
+    for (const { table, sql, offered, driverName } of schemas) {
+      if (apply && target !== undefined) {
+        const code = await applySchema(target, table, sql, booleanFlag(flags, "allow-rewrite"), io);
+        if (code !== EXIT_OK) exitCode = code;
+        continue;
+      }
+      io.stdout.write(sql.endsWith("\n") ? sql : `${sql}\n`);
+      if (!offered) {
+        io.stderr.write(
+          `rowclaim schema: note: the ${driverName} driver does not offer the ${table.form} form; subscribing to ${table.name} will fail.\n`,
+        );
+      }
     }
-    return EXIT_OK;
+    return exitCode;
   },
 };
 
 /**
  * Creates the table (or adds what it lacks) and checks the result. Prints each statement it runs
- * on stdout. Fails where a fix needs more than a statement (SQLite cannot change a column's type).
+ * on stdout. Changes nothing, and prints what it would run, where a fix needs more than a
+ * statement (SQLite cannot change a column's type) or rewrites the table without `allowRewrite`.
  */
 async function applySchema(
   target: Target,
   table: TableDefinition,
   sql: string,
+  allowRewrite: boolean,
   io: Parameters<Command["run"]>[1],
 ): Promise<number> {
   const connection = await openAdminConnection(target);
@@ -166,15 +197,24 @@ async function applySchema(
     if (!before.fixable) {
       for (const problem of before.problems)
         io.stderr.write(`rowclaim schema: ${describeProblem(table.name, problem)}\n`);
-      io.stdout.write(`${before.fixes.join("\n")}\n`);
+      io.stdout.write(`${before.fixes.map((fix) => fix.sql).join("\n")}\n`);
       io.stderr.write(
         "rowclaim schema: not every difference can be fixed by a statement; nothing was changed.\n",
       );
       return EXIT_FAILED;
     }
-    for (const statement of before.fixes) {
-      io.stdout.write(`${statement}\n`);
-      await connection.execute(statement);
+    if (!allowRewrite && before.fixes.some((fix) => fix.effect === "rewrites")) {
+      for (const problem of before.problems)
+        io.stderr.write(`rowclaim schema: ${describeProblem(table.name, problem)}\n`);
+      io.stdout.write(`${before.fixes.map((fix) => fix.sql).join("\n")}\n`);
+      io.stderr.write(
+        "rowclaim schema: these statements include a column type change, which rewrites the table under an exclusive lock; nothing was changed. Run them in a maintenance window, or add --allow-rewrite.\n",
+      );
+      return EXIT_FAILED;
+    }
+    for (const fix of before.fixes) {
+      io.stdout.write(`${fix.sql}\n`);
+      await connection.execute(fix.sql);
     }
     const after = await checkTable(connection, table.name, sql);
     if (after.problems.length > 0) {

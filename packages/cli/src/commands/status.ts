@@ -8,6 +8,8 @@
 import { openAdminConnection } from "../admin-connection.js";
 import { booleanFlag, listFlag, stringFlag, UsageError } from "../args.js";
 import { type Command, EXIT_FAILED, EXIT_OK } from "../command.js";
+import { findConfig, loadConfig, pickTables } from "../config.js";
+import { configFlag } from "../table-source.js";
 import { readTableStatus, TableNotFoundError, type TableStatus } from "../table-status.js";
 import { parseTarget } from "../target.js";
 import { formatTextTable } from "../text-table.js";
@@ -29,20 +31,22 @@ export const statusCommand: Command = {
       "locked_until); name others with the --*-column flags. A role whose column the table lacks is",
       "not counted. Rows held by a row lock or an advisory lock are in work but count as due: only",
       "the lease form writes its claims into the row. Times are compared with this host's clock.",
+      "With a config module (--config, or rowclaim.config.mjs here), the tables and their columns are",
+      "your own descriptions: every table it lists unless --table picks some.",
     ],
     flags: {
       url: {
         type: "string",
         value: "URL",
-        required: true,
+        defaultText: "the config's url",
         description: "The database: postgres://…, mysql://…, sqlite:FILE or a file path.",
       },
+      config: configFlag,
       table: {
         type: "string",
         value: "NAME",
-        required: true,
         multiple: true,
-        description: "The table(s) to count.",
+        description: "The table(s) to count (required without a config module).",
       },
       "group-column": {
         type: "string",
@@ -68,6 +72,11 @@ export const statusCommand: Command = {
         defaultText: "locked_until",
         description: "The lockedUntil column.",
       },
+      "dead-letter-group": {
+        type: "string",
+        value: "GROUP",
+        description: "The dead-letter group (without a config module): its rows count as dead, not due.",
+      },
       json: { type: "boolean", description: "Print JSON instead of a table." },
     },
     examples: [
@@ -76,21 +85,53 @@ export const statusCommand: Command = {
     ],
   },
   async run(flags, io) {
-    const target = parseTarget(stringFlag(flags, "url") as string, "status");
     const names: Record<string, string> = {};
     for (const [flag, role] of Object.entries(roleFlags)) {
       const value = stringFlag(flags, flag);
       if (value !== undefined) names[role] = value;
     }
-    const tables = listFlag(flags, "table");
-    if (tables.length === 0) throw new UsageError("status needs --table NAME.", "status");
+    const configFile = findConfig(stringFlag(flags, "config"));
+    const config = configFile === undefined ? undefined : await loadConfig(configFile);
+    if (
+      config !== undefined &&
+      (Object.keys(names).length > 0 || flags.values["dead-letter-group"] !== undefined)
+    )
+      throw new UsageError(
+        `the --*-column flags name columns of the standard layout; ${config.file} describes the tables' columns.`,
+        "status",
+      );
+    const given = listFlag(flags, "table");
+    // Each table with the role columns to count: the config's own names, or the flags' (standard) ones.
+    const tables =
+      config === undefined
+        ? given.map((table) => ({
+            table,
+            names,
+            standardNames: true,
+            deadGroup: stringFlag(flags, "dead-letter-group"),
+          }))
+        : pickTables(config, given, "status").map((table) => ({
+            table: table.name,
+            names: table.columns,
+            standardNames: false,
+            deadGroup:
+              table.deadLetter !== undefined && "group" in table.deadLetter
+                ? table.deadLetter.group
+                : undefined,
+          }));
+    if (tables.length === 0)
+      throw new UsageError("status needs --table NAME, or a config module that lists the tables.", "status");
+    const url = stringFlag(flags, "url") ?? config?.url;
+    if (url === undefined) throw new UsageError("status needs --url URL (or a url in the config).", "status");
+    const target = parseTarget(url, "status");
     const admin = await openAdminConnection(target, { readOnly: true });
     const results: TableStatus[] = [];
     let exitCode = EXIT_OK;
     try {
-      for (const table of tables) {
+      for (const { table, names: columns, standardNames, deadGroup } of tables) {
         try {
-          results.push(await readTableStatus(admin, table, names));
+          const options = deadGroup === undefined ? { standardNames } : { standardNames, deadGroup };
+          results.push(await readTableStatus(admin, table, columns, new Date(), options));
         } catch (error) {
           if (!(error instanceof TableNotFoundError)) throw error;
           io.stderr.write(`rowclaim status: ${error.message}\n`);
@@ -122,7 +163,11 @@ export function formatStatus(status: TableStatus): string {
     String(group.leased),
     String(group.scheduled),
     String(group.processed),
+    String(group.dead),
   ]);
   if (rows.length === 0) return `${header}  (empty)\n`;
-  return header + formatTextTable(["group", "total", "due", "leased", "scheduled", "processed"], rows, "  ");
+  return (
+    header +
+    formatTextTable(["group", "total", "due", "leased", "scheduled", "processed", "dead"], rows, "  ")
+  );
 }
