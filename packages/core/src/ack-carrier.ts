@@ -64,7 +64,9 @@ export class AckCarrier<A> {
 
   /**
    * A claim: `carry(acks)` with the acks waiting now where the claimer can carry them (and none
-   * is in flight, for a carrier of `oneAtATime`), else `alone()`.
+   * is in flight, for a carrier of `oneAtATime`), else `alone()`. Should `carry` throw, nothing
+   * of it was committed: the acks go alone, then the claim runs alone, so each reports its own
+   * error.
    */
   async claim<R>(carry: (acks: NonEmpty<A>) => Promise<R>, alone: () => Promise<R>): Promise<R> {
     if (!this.#options.carried || this.#busy || this.#waiting.length === 0) return alone();
@@ -73,6 +75,9 @@ export class AckCarrier<A> {
     this.#busy = this.#options.oneAtATime;
     try {
       return await carry(acks);
+    } catch {
+      await this.#options.alone(acks);
+      return await alone();
     } finally {
       this.#busy = false;
       if (this.#waiting.length > 0) this.#setEndOfTurn();

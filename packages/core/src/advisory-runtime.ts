@@ -16,7 +16,6 @@ import { type BrokerError, LeaseLostError } from "./errors.js";
 import {
   type AdvisoryClaimer,
   type Claimed,
-  type ClaimedWithAcks,
   type ClaimRequest,
   MAX_COALESCED_SETTLEMENTS,
   type Offering,
@@ -78,23 +77,17 @@ export class AdvisoryRuntime implements FormRuntime {
     return this.#claimer.close();
   }
 
-  /** A claim carrying `acks` (see the module's notes). */
+  /** A claim carrying `acks` (see the module's notes; a failure: see `AckCarrier.claim`). */
   async #claimWithAcks(
     acks: NonEmpty<PendingAck>,
     request: ClaimRequest,
   ): Promise<readonly Claimed<AdvisoryToken>[]> {
     const claimer = this.#carrying;
     if (claimer === undefined) return this.#claimer.claim(request);
-    let result: ClaimedWithAcks<AdvisoryToken>;
-    try {
-      result = await claimer.claimWithAcks(
-        { rows: acks.map(({ token, row }) => ({ token, row })), settlement: lastOf(acks).settlement },
-        request,
-      );
-    } catch {
-      await Promise.all(this.#settleAlone(acks));
-      return await this.#claimer.claim(request);
-    }
+    const result = await claimer.claimWithAcks(
+      { rows: acks.map(({ token, row }) => ({ token, row })), settlement: lastOf(acks).settlement },
+      request,
+    );
     acks.forEach((ack, index) => {
       if (result.settled[index] === true) ack.resolve();
       else ack.reject(this.#gone(ack));

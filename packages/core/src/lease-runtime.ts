@@ -20,7 +20,6 @@ import { BrokerError, LeaseLostError } from "./errors.js";
 import {
   type Acks,
   type Claimed,
-  type ClaimedWithAcks,
   type HeldLease,
   type LeaseClaimer,
   type LeaseClaimRequest,
@@ -137,24 +136,14 @@ export class LeaseRuntime implements FormRuntime {
     });
   }
 
-  /**
-   * A claim that carries `acks` (`claimWithAcks`): one transaction for both. On a failure
-   * nothing was committed; the acks then go alone (each failing with its own error, if it
-   * does) and the claim runs alone.
-   */
+  /** A claim that carries `acks` (`claimWithAcks`): one transaction for both (a failure: see `AckCarrier.claim`). */
   async #claimWithAcks(
     acks: NonEmpty<PendingAck>,
     request: LeaseClaimRequest,
   ): Promise<readonly Claimed<LeaseToken>[]> {
     const claimer = this.#carrying;
     if (claimer === undefined) return this.#claimer.claim(request);
-    let result: ClaimedWithAcks<LeaseToken>;
-    try {
-      result = await claimer.claimWithAcks(heldOf(acks), request);
-    } catch {
-      await this.#settleAcks(acks);
-      return await this.#claimer.claim(request);
-    }
+    const result = await claimer.claimWithAcks(heldOf(acks), request);
     this.#answer(acks, result.settled);
     return result.claimed;
   }

@@ -21,6 +21,7 @@ import type {
   RowLockBatch,
   RowLockClaimer,
 } from "../src/forms.js";
+import type { FormRuntime, HeldRow } from "../src/held-row.js";
 import { LeaseRuntime } from "../src/lease-runtime.js";
 import { silentLogger } from "../src/logger.js";
 import { RowLockRuntime } from "../src/row-lock-runtime.js";
@@ -43,6 +44,14 @@ const advisoryTable = defineTable({
 /** Resolves after the event loop's current turn (and the carrier's end of turn) ran. */
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
+/** Claims one row with `runtime`, then forgets the calls made so far. */
+async function claimOne(runtime: FormRuntime, calls: string[] = []): Promise<HeldRow> {
+  const [first] = await runtime.claim(1);
+  if (first === undefined) throw new Error("claimed nothing");
+  calls.length = 0;
+  return first;
 }
 
 function row(id: number): ClaimedRow {
@@ -111,9 +120,7 @@ describe("a row lock batch whose last row acks", () => {
   it("ends together with a claim made in the same turn: one endBatchWithClaim, no endBatch, no claim alone", async () => {
     const { claimer, calls, ended } = rowLockClaimer({ carries: true });
     const runtime = new RowLockRuntime(claimer, rowLockTable, silentLogger);
-    const [first] = await runtime.claim(1);
-    if (first === undefined) throw new Error("claimed nothing");
-    calls.length = 0;
+    const first = await claimOne(runtime, calls);
     const settled = first.settle({ kind: "delete" });
     const next = await runtime.claim(1);
     await settled;
@@ -126,9 +133,7 @@ describe("a row lock batch whose last row acks", () => {
   it("ends alone at the end of the turn when no claim came in it", async () => {
     const { claimer, calls } = rowLockClaimer({ carries: true });
     const runtime = new RowLockRuntime(claimer, rowLockTable, silentLogger);
-    const [first] = await runtime.claim(1);
-    if (first === undefined) throw new Error("claimed nothing");
-    calls.length = 0;
+    const first = await claimOne(runtime, calls);
     const settled = first.settle({ kind: "delete" });
     expect(calls).toEqual([]);
     await nextTurn();
@@ -143,9 +148,7 @@ describe("a row lock batch whose last row acks", () => {
   it("ends at once, without waiting for the turn's end, where the claimer cannot carry a claim", async () => {
     const { claimer, calls } = rowLockClaimer({ carries: false });
     const runtime = new RowLockRuntime(claimer, rowLockTable, silentLogger);
-    const [first] = await runtime.claim(1);
-    if (first === undefined) throw new Error("claimed nothing");
-    calls.length = 0;
+    const first = await claimOne(runtime, calls);
     const settled = first.settle({ kind: "delete" });
     expect(calls).toEqual(["endBatch"]);
     await settled;
@@ -176,9 +179,7 @@ describe("a row lock batch whose last row acks", () => {
   it("claims again on its own when the carried claim fails", async () => {
     const { claimer, calls } = rowLockClaimer({ carries: true, carriedClaimFails: true });
     const runtime = new RowLockRuntime(claimer, rowLockTable, silentLogger);
-    const [first] = await runtime.claim(1);
-    if (first === undefined) throw new Error("claimed nothing");
-    calls.length = 0;
+    const first = await claimOne(runtime, calls);
     const settled = first.settle({ kind: "delete" });
     const next = await runtime.claim(1);
     await settled;
@@ -197,8 +198,7 @@ describe("a row lock batch whose last row acks", () => {
       },
     };
     const runtime = new RowLockRuntime(failing, rowLockTable, silentLogger);
-    const [first] = await runtime.claim(1);
-    if (first === undefined) throw new Error("claimed nothing");
+    const first = await claimOne(runtime);
     await expect(first.settle({ kind: "delete" })).rejects.toBe(refused);
     await runtime.close();
   });
@@ -312,9 +312,7 @@ describe("a lease ack", () => {
   it("goes alone and the claim runs again on its own when the carrying claim fails", async () => {
     const { claimer, calls } = leaseClaimer({ settleMany: true, claimWithAcks: true, carryFails: true });
     const runtime = new LeaseRuntime(claimer, leaseTable, silentLogger, false);
-    const [first] = await runtime.claim(1);
-    if (first === undefined) throw new Error("claimed nothing");
-    calls.length = 0;
+    const first = await claimOne(runtime, calls);
     const settled = first.settle({ kind: "delete" });
     const next = await runtime.claim(1);
     await settled;
@@ -417,9 +415,7 @@ describe("an advisory ack", () => {
   it("goes with settle at once where the claimer cannot carry it", async () => {
     const { claimer, calls } = advisoryClaimer(false);
     const runtime = new AdvisoryRuntime(claimer, advisoryTable);
-    const [first] = await runtime.claim(1);
-    if (first === undefined) throw new Error("claimed nothing");
-    calls.length = 0;
+    const first = await claimOne(runtime, calls);
     const settled = first.settle({ kind: "delete" });
     expect(calls).toEqual(["settle"]);
     await settled;
