@@ -16,7 +16,8 @@ pnpm install --frozen-lockfile --reporter=silent
 
 case "$what" in
   demo | bench)
-    pnpm exec turbo run build --filter=rowclaim... --output-logs=errors-only
+    # turbo's banner and logs go to stderr: stdout is the command's own (the demo's summary, --json).
+    pnpm exec turbo run build --filter=rowclaim... --output-logs=errors-only >&2
     exec node packages/cli/dist/bin.js "$what" "$@"
     ;;
   test)

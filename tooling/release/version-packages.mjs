@@ -1,5 +1,6 @@
 // `pnpm version-packages`: applies the pending changesets (`changeset version`), then raises
-// the floor of every `@rowclaim/core` peer range to the version core was just given.
+// the floor of every workspace `@rowclaim/*` peer range (core for the drivers, the drivers for
+// the CLI) to the version core (and so the whole fixed group) was just given.
 //
 // Why: a driver's peer range on core is written `workspace:>=X <1.0.0` rather than
 // `workspace:^`. Changesets gives a package a major bump whenever a peer it depends on takes a
@@ -50,9 +51,14 @@ if (!core) throw new Error("version-packages: no @rowclaim/core in packages/");
 for (const file of files) {
   const text = readFileSync(file, "utf8");
   const manifest = JSON.parse(text);
-  const peers = manifest.peerDependencies;
-  if (!peers?.["@rowclaim/core"]?.startsWith("workspace:")) continue;
-  peers["@rowclaim/core"] = corePeerRange(core.version);
+  const peers = manifest.peerDependencies ?? {};
+  // Every workspace peer of the fixed group (core for the drivers, the drivers for the CLI's
+  // optional peers): they share core's version.
+  const grouped = Object.keys(peers).filter(
+    (name) => name.startsWith("@rowclaim/") && peers[name].startsWith("workspace:"),
+  );
+  if (grouped.length === 0) continue;
+  for (const name of grouped) peers[name] = corePeerRange(core.version);
   const next = `${JSON.stringify(manifest, null, 2)}\n`;
   if (next !== text) writeFileSync(file, next);
 }

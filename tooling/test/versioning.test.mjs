@@ -109,8 +109,10 @@ describe("a minor changeset on the fixed group", () => {
     for (const name of group.slice(1)) {
       expect(packed[name]?.peerDependencies?.["@rowclaim/core"], name).toBe(">=0.2.0 <1.0.0");
     }
-    for (const name of ["@rowclaim/core", "@rowclaim/postgres", "@rowclaim/mysql", "@rowclaim/sqlite"]) {
-      expect(packed.rowclaim?.dependencies?.[name], name).toBe("^0.2.0");
+    expect(packed.rowclaim?.dependencies?.["@rowclaim/core"]).toBe("^0.2.0");
+    // The drivers are the CLI's optional peers: their floor follows the group too.
+    for (const name of ["@rowclaim/postgres", "@rowclaim/mysql", "@rowclaim/sqlite"]) {
+      expect(packed.rowclaim?.peerDependencies?.[name], name).toBe(">=0.2.0 <1.0.0");
     }
   });
 
@@ -131,7 +133,7 @@ describe("a patch changeset on the fixed group", () => {
     const packed = packedManifests(dir);
     for (const name of [...group, "rowclaim"]) expect(packed[name]?.version, name).toBe("0.1.1");
     expect(packed["@rowclaim/sqlite"]?.peerDependencies?.["@rowclaim/core"]).toBe(">=0.1.1 <1.0.0");
-    expect(packed.rowclaim?.dependencies?.["@rowclaim/sqlite"]).toBe("^0.1.1");
+    expect(packed.rowclaim?.peerDependencies?.["@rowclaim/sqlite"]).toBe(">=0.1.1 <1.0.0");
   });
 });
 

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Install as a user would: pack every public package, lint each tarball (publint, and
-# arethetypeswrong for the ESM entry points), then in fresh folders outside the workspace install
+# arethetypeswrong for every entry point), then in fresh folders outside the workspace install
 # core + ONE driver from the tarballs with npm, check that no other driver or database client
 # came along, type-check the README quick start as the user's own file under `strict` (no
-# skipLibCheck) and run it against the real database; finally install the packed conformance
-# suite the way a third-party driver author does and run it against the packed PostgreSQL driver.
+# skipLibCheck) and run it against the real database; the same for a CommonJS project; the
+# command line with the PostgreSQL driver only (no other client installed, DRIVER_NOT_INSTALLED
+# for another database); `@rowclaim/sqlite/sql` without better-sqlite3; finally install the packed
+# conformance suite the way a third-party driver author does and run it against the packed
+# PostgreSQL driver.
 # Any failure exits non-zero. Usage: tooling/user-install/check.sh [work-dir]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,8 +45,9 @@ for name in "${public[@]}"; do
   file=$(tarball "$name")
   "$lint/publint" run "$file" --strict || fail "publint: $name"
   if [ "$name" != "rowclaim" ]; then # the CLI exports no module, only its bin
-    # ESM only (engines: node >=20.10, where require() of ESM is not yet there): the CJS rows
-    # of the report are informational.
+    # ES modules only, with a `default` condition so that require() finds them: Node 20.19+ and
+    # 22.12+ load ES modules from require() (the CommonJS project below runs that), which attw
+    # 0.18 does not model, so its CJS rows ("dynamic import only") are informational.
     "$lint/attw" "$file" --profile esm-only || fail "arethetypeswrong: $name"
   fi
 done
@@ -53,11 +57,17 @@ npm_install() { # dir, args...
   local dir=$1; shift
   (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "$@") || fail "npm install in $dir"
 }
-new_app() { # name -> dir, with a package.json of its own
+new_app() { # name [module type] -> dir, with a package.json of its own
   local dir="$work/$1"
   rm -rf "$dir" && mkdir -p "$dir"
-  printf '{ "name": "%s", "private": true, "type": "module" }\n' "$1" >"$dir/package.json"
+  printf '{ "name": "%s", "private": true, "type": "%s" }\n' "$1" "${2:-module}" >"$dir/package.json"
   echo "$dir"
+}
+absent() { # app dir, what brought them, packages... -> fails if any is installed
+  local app=$1 why=$2; shift 2
+  for other in "$@"; do
+    [ ! -e "$app/node_modules/$other" ] || fail "$why pulled in $other"
+  done
 }
 
 clients=(pg mysql2 better-sqlite3)
@@ -69,14 +79,10 @@ quickstart() { # driver short name, client, dev types..., example file
   log "user app with @rowclaim/core + @rowclaim/$short only"
   npm_install "$app" "$(tarball @rowclaim/core)" "$(tarball "@rowclaim/$short")" "$client"
   npm_install "$app" -D "typescript@$TS" "@types/node@$NODE_TYPES" "$@"
-  for other in "${drivers[@]}"; do
-    [ "$other" = "@rowclaim/$short" ] && continue
-    [ ! -e "$app/node_modules/$other" ] || fail "installing @rowclaim/$short pulled in $other"
-  done
-  for other in "${clients[@]}"; do
-    [ "$other" = "${client%@*}" ] && continue
-    [ ! -e "$app/node_modules/$other" ] || fail "installing @rowclaim/$short pulled in $other"
-  done
+  local others=()
+  for other in "${drivers[@]}"; do [ "$other" = "@rowclaim/$short" ] || others+=("$other"); done
+  for other in "${clients[@]}"; do [ "$other" = "${client%@*}" ] || others+=("$other"); done
+  absent "$app" "installing @rowclaim/$short" "${others[@]}"
   [ ! -e "$app/node_modules/@rowclaim/conformance" ] || fail "installing @rowclaim/$short pulled in the conformance suite"
   cp "$root/$example" "$app/example.ts"
   cp "$here/$short/main.ts" "$app/main.ts"
@@ -89,6 +95,42 @@ quickstart postgres "pg@$PG" packages/postgres/test/example/usage.ts "@types/pg@
 quickstart mysql "mysql2@$MYSQL2" packages/mysql/test/readme-example.ts
 quickstart sqlite "better-sqlite3@$SQLITE" packages/sqlite/test/example.ts "@types/better-sqlite3@$SQLITE_TYPES"
 
+log "CommonJS user app (type: commonjs, TypeScript module nodenext) with @rowclaim/core + @rowclaim/postgres"
+app=$(new_app user-commonjs commonjs)
+npm_install "$app" "$(tarball @rowclaim/core)" "$(tarball @rowclaim/postgres)" "pg@$PG"
+npm_install "$app" -D "typescript@$TS" "@types/node@$NODE_TYPES" "@types/pg@$PG_TYPES"
+cp "$root/packages/postgres/test/example/usage.ts" "$app/example.ts"
+cp "$here/commonjs/main.ts" "$app/main.ts"
+cp "$here/tsconfig.user.json" "$app/tsconfig.json"
+(cd "$app" && npx tsc -p tsconfig.json) || fail "the README example does not type-check as CommonJS"
+grep -q 'require("@rowclaim/core")' "$app/dist/example.js" || fail "the CommonJS build does not require() @rowclaim/core"
+(cd "$app" && node dist/main.js) || fail "the README example does not run as CommonJS (require of the ES modules, Node $(node --version))"
+
+log "the command line for PostgreSQL only: rowclaim + @rowclaim/postgres + pg"
+app=$(new_app user-cli)
+npm_install "$app" -D "$(tarball rowclaim)" "$(tarball @rowclaim/core)" "$(tarball @rowclaim/postgres)" "pg@$PG"
+absent "$app" "installing rowclaim for PostgreSQL" @rowclaim/mysql @rowclaim/sqlite mysql2 better-sqlite3
+(cd "$app" && npx rowclaim schema --url "${ROWCLAIM_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}" --table orders >schema.sql) ||
+  fail "rowclaim schema does not run with only the PostgreSQL driver installed"
+grep -q "CREATE TABLE" "$app/schema.sql" || fail "rowclaim schema printed no CREATE TABLE"
+set +e
+(cd "$app" && npx rowclaim schema --dialect sqlite --table orders 2>missing.txt)
+status=$?
+set -e
+[ "$status" = 1 ] || fail "rowclaim schema --dialect sqlite without its driver exited $status, not 1"
+grep -q "DRIVER_NOT_INSTALLED" "$app/missing.txt" || fail "no DRIVER_NOT_INSTALLED for a driver not installed: $(cat "$app/missing.txt")"
+grep -q "npm install @rowclaim/sqlite better-sqlite3" "$app/missing.txt" || fail "DRIVER_NOT_INSTALLED does not name the install command"
+
+log "@rowclaim/sqlite/sql without better-sqlite3 (peers left out)"
+app=$(new_app user-sqlite-sql)
+npm_install "$app" --legacy-peer-deps "$(tarball @rowclaim/core)" "$(tarball @rowclaim/sqlite)"
+absent "$app" "installing @rowclaim/sqlite with --legacy-peer-deps" better-sqlite3
+(cd "$app" && node --input-type=module -e 'const sql = await import("@rowclaim/sqlite/sql"); if (typeof sql.quoteIdentifier !== "function") process.exit(1);') ||
+  fail "@rowclaim/sqlite/sql does not load without better-sqlite3"
+if (cd "$app" && node --input-type=module -e 'await import("@rowclaim/sqlite")' 2>/dev/null); then
+  fail "@rowclaim/sqlite loaded without better-sqlite3: the check above proves nothing"
+fi
+
 log "third-party conformance run: the packed suite against the packed PostgreSQL driver"
 app=$(new_app user-conformance)
 npm_install "$app" "$(tarball @rowclaim/core)" "$(tarball @rowclaim/postgres)" "pg@$PG"
@@ -99,4 +141,4 @@ cp "$here/tsconfig.user.json" "$app/tsconfig.json"
 (cd "$app" && npx tsc -p tsconfig.json --noEmit) || fail "the third-party conformance harness does not type-check"
 (cd "$app" && npx vitest run --reporter=dot) || fail "the packed conformance suite failed against the packed PostgreSQL driver"
 
-log "all good: ${#public[@]} packages packed and linted, 3 quick starts and a third-party conformance run from the tarballs"
+log "all good: ${#public[@]} packages packed and linted, 3 quick starts, a CommonJS project, the command line for one database, @rowclaim/sqlite/sql without its client and a third-party conformance run from the tarballs"

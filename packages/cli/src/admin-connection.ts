@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
-import Database from "better-sqlite3";
+import { loadForDialect } from "./driver-packages.js";
 import type { Target } from "./target.js";
 
 /** A row as a database client returns it. */
@@ -35,8 +34,10 @@ export async function openAdminConnection(
   options: AdminConnectionOptions = {},
 ): Promise<AdminConnection> {
   switch (target.dialect) {
-    case "sqlite":
+    case "sqlite": {
+      const { openSqlite } = await loadForDialect("sqlite", () => import("./sqlite-admin.js"));
       return openSqlite(target.filename, options.readOnly === true);
+    }
     case "postgres":
       return openPostgres(target.url);
     case "mysql":
@@ -44,35 +45,8 @@ export async function openAdminConnection(
   }
 }
 
-async function openSqlite(filename: string, readOnly: boolean): Promise<AdminConnection> {
-  if (readOnly && filename !== ":memory:" && !existsSync(filename)) {
-    throw new Error(`The SQLite file ${filename} does not exist.`);
-  }
-  const db = readOnly
-    ? new Database(filename, { readonly: true, fileMustExist: true })
-    : new Database(filename);
-  db.pragma("busy_timeout = 5000");
-  return {
-    dialect: "sqlite",
-    async execute(sql) {
-      db.exec(sql);
-    },
-    async query(sql, params = []) {
-      const statement = db.prepare(sql);
-      if (!statement.reader) {
-        statement.run(...params);
-        return [];
-      }
-      return statement.all(...params) as SqlRow[];
-    },
-    async close() {
-      db.close();
-    },
-  };
-}
-
 async function openPostgres(url: string): Promise<AdminConnection> {
-  const { default: pg } = await import("pg");
+  const { default: pg } = await loadForDialect("postgres", () => import("pg"));
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   return {
@@ -91,7 +65,7 @@ async function openPostgres(url: string): Promise<AdminConnection> {
 }
 
 async function openMysql(url: string): Promise<AdminConnection> {
-  const mysql = await import("mysql2/promise");
+  const mysql = await loadForDialect("mysql", () => import("mysql2/promise"));
   const connection = await mysql.createConnection({
     uri: url,
     multipleStatements: true,

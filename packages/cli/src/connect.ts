@@ -1,10 +1,12 @@
 /**
  * Makes the driver a {@link Target} needs: SQLite, PostgreSQL or MySQL/MariaDB. Each driver
- * package is loaded only when its database is used.
+ * package is loaded only when its database is used; one that is not installed fails with
+ * `DRIVER_NOT_INSTALLED` and the install command.
  *
  * @module
  */
 import type { Driver } from "@rowclaim/core";
+import { loadForDialect } from "./driver-packages.js";
 import type { Target } from "./target.js";
 
 /** How a driver is made. */
@@ -20,18 +22,18 @@ export interface DriverOptions {
 export async function createDriver(target: Target, options: DriverOptions = {}): Promise<Driver> {
   switch (target.dialect) {
     case "sqlite": {
-      const { createSqliteDriver } = await import("@rowclaim/sqlite");
+      const { createSqliteDriver } = await loadForDialect("sqlite", () => import("@rowclaim/sqlite"));
       return createSqliteDriver({ filename: target.filename });
     }
     case "postgres": {
-      const { createPostgresDriver } = await import("@rowclaim/postgres");
+      const { createPostgresDriver } = await loadForDialect("postgres", () => import("@rowclaim/postgres"));
       return createPostgresDriver({
         url: target.url,
         ...(options.poolSize === undefined ? {} : { max: options.poolSize }),
       });
     }
     case "mysql": {
-      const { createMysqlDriver } = await import("@rowclaim/mysql");
+      const { createMysqlDriver } = await loadForDialect("mysql", () => import("@rowclaim/mysql"));
       return createMysqlDriver({
         url: target.url,
         ...(options.poolSize === undefined ? {} : { connectionLimit: options.poolSize }),

@@ -67,6 +67,9 @@ describe("rowclaim demo with no --url", () => {
     expect(result.code).toBe(0);
     expectEveryTableDone(result.stdout, ["lease", "advisory"]);
     expect(result.stdout).toContain("Every job was handled or dead-lettered.");
+    // The summary says that rows/s counts the simulated work and retries, and where throughput is measured.
+    expect(result.stdout).toContain("--work-ms");
+    expect(result.stdout).toContain("rowclaim bench");
     expect(result.stderr).toContain("does not offer the rowLock form");
   });
 

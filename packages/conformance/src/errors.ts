@@ -293,5 +293,52 @@ export function errorsSuite(harness: ConformanceHarness): void {
         expect(await fx.rows(table)).toEqual([]);
       },
     );
+
+    for (const form of allForms) {
+      conformanceTest(
+        harness,
+        SUITE,
+        `[${form}] a transactional handler whose settlement the database refuses logs the row as not settled, never as a handler that threw after settling it`,
+        async (fx) => {
+          const caps = await fx.requireForm(form);
+          if (!(caps.transactionalHandlers ?? []).includes(form)) {
+            return fx.skip(
+              `the ${harness.name} driver offers no transactional handlers in the ${formLabels[form]} form`,
+            );
+          }
+          const refuse = harness.refuseProcessedAt?.bind(harness);
+          if (refuse === undefined) {
+            return fx.skip(
+              `the ${harness.name} harness gives no refuseProcessedAt(), so no test can make the database refuse an ack`,
+            );
+          }
+          const table = await fx.table(form, { lease: 2, roles: ["attempt", "processedAt"] });
+          const allow = await refuse(table);
+          const broker = await fx.broker();
+          const [id] = await broker.publishMany(table, [{ payload: "refused" }]);
+          // The handler lets the refusal through, as a handler that does not catch it does.
+          await broker.subscribe(table, (delivery) => delivery.transaction(() => ack()), {
+            pollInterval: 20,
+            transactional: true,
+          });
+          // Every error logged about the row must say it was not settled: a failed settlement
+          // (settled: false) or, where the driver reports the refusal as the body's (MariaDB's
+          // CHECK failure is INVALID_ARGUMENT), a handler failure whose row is retried (next).
+          const logged = () =>
+            fx.log.filter((entry) => entry.level === "error" && String(entry.details?.id) === String(id));
+          await waitFor("the failed settlement to be logged", () => logged().length > 0);
+          await broker.close();
+          await allow();
+          for (const entry of logged()) {
+            const details = entry.details ?? {};
+            expect(BrokerError.is(details.err), "the logged error is not a rowclaim error").toBe(true);
+            expect(
+              details.settled === false || details.next !== undefined,
+              "a refused settlement was logged as if the row had been settled",
+            ).toBe(true);
+          }
+        },
+      );
+    }
   });
 }

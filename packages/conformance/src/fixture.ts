@@ -99,6 +99,17 @@ export class Fixture {
     return caps;
   }
 
+  /** The harness's `refuseProcessedAt`; skips the test where the harness gives none. */
+  requireRefuseProcessedAt(): NonNullable<ConformanceHarness["refuseProcessedAt"]> {
+    const refuse = this.harness.refuseProcessedAt?.bind(this.harness);
+    if (refuse === undefined) {
+      this.skip(
+        `the ${this.harness.name} harness gives no refuseProcessedAt(), so no test can make the database refuse an ack`,
+      );
+    }
+    return refuse;
+  }
+
   /** Skips the test unless the driver keeps FIFO groups in order in `form`. */
   async requireFifo(form: ClaimFormName): Promise<DriverCapabilities> {
     const caps = await this.requireForm(form);

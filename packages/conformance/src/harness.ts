@@ -143,8 +143,12 @@ export interface ConformanceHarness {
    * (processed_at IS NULL)` constraint, dropped again; SQLite: a `BEFORE UPDATE` trigger that
    * raises. The suite calls it before any broker subscribes to `table`, and the returned
    * function after every broker of it closed. Without it those tests skip, saying so.
+   *
+   * With `only`, refuses it for row `only` alone (the poison row tests): PostgreSQL a `CHECK
+   * (processed_at IS NULL OR id <> only)`; MySQL/MariaDB (whose CHECK cannot name an
+   * `AUTO_INCREMENT` column) and SQLite a `BEFORE UPDATE` trigger that raises for that row.
    */
-  refuseProcessedAt?(table: TableDefinition): Promise<() => Promise<void>>;
+  refuseProcessedAt?(table: TableDefinition, only?: RowId): Promise<() => Promise<void>>;
   /**
    * How many rows the memory test drains through one subscription (default 100,000). Lower it for
    * a driver too slow to drain that many within the test's timeout, and say so in the driver's

@@ -22,6 +22,7 @@ export { lockingSuite } from "./locking.js";
 export { DEFAULT_MEMORY_ROWS, HEAP_GROWTH_BOUND, memorySuite } from "./memory.js";
 export { outcomesSuite } from "./outcomes.js";
 export { payloadSuite } from "./payload.js";
+export { poisonSuite } from "./poison.js";
 export { prefetchSuite } from "./prefetch.js";
 export {
   type CollectedTest,

@@ -190,5 +190,48 @@ export function leaseSuite(harness: ConformanceHarness): void {
         release.open();
       },
     );
+
+    for (const extendLeases of [true, false]) {
+      conformanceTest(
+        harness,
+        SUITE,
+        `[lease] extension ${extendLeases ? "on" : "off"}: a process frozen past the lease acks its rows by their first delivery; its own next claim does not run them again`,
+        async (fx) => {
+          await fx.requireForm("lease");
+          const table = await fx.table("lease", { lease: 1 });
+          const broker = await fx.broker();
+          const count = 20;
+          const release = fx.gate();
+          const seen: Seen[] = [];
+          const subscription = await broker.subscribe(
+            table,
+            async (delivery) => {
+              see(seen, delivery);
+              await release.opened;
+              return ack();
+            },
+            { workers: count, batch: count, pollInterval: 20, extendLeases },
+          );
+          await broker.publishMany(
+            table,
+            Array.from({ length: count }, (_, n) => ({ payload: n })),
+          );
+          await waitFor(`${count} handlers in work`, () => seen.length >= count);
+          // The process freezes past the lease (nothing of it runs), and its handlers all finish as it resumes.
+          release.open();
+          freeze(2_500);
+          await waitFor("every row to be acked", async () => (await fx.rows(table)).length === 0);
+          expect(seen.map((s) => s.id).sort()).toEqual([...new Set(seen.map((s) => s.id))].sort());
+          expect(seen).toHaveLength(count);
+          await waitFor("every ack counted", () => subscription.stats.acked >= count);
+          expect(subscription.stats.settleErrors).toBe(0);
+        },
+      );
+    }
   });
+}
+
+/** Blocks this process (its event loop: no timer, no I/O callback runs) for `ms` milliseconds. */
+function freeze(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

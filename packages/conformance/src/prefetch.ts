@@ -458,5 +458,41 @@ export function prefetchSuite(harness: ConformanceHarness): void {
         expect(started).toBe(4);
       },
     );
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "[lease] a waiting row whose lease ran out by the host's clock is not started; another broker that took it runs it",
+      async (fx) => {
+        await fx.requireForm("lease");
+        // No extension: the waiting rows' leases run out while the one row in work is held.
+        const table = await fx.table("lease", { lease: 1 });
+        const broker = await fx.broker();
+        const { subscription, seen, release } = await subscribeGated(fx, broker, table, {
+          workers: 1,
+          prefetch: 2,
+          pollInterval: 20,
+          extendLeases: false,
+        });
+        const ids = await publishNumbered(broker, table, 3);
+        await waitFor("one row in work and two waiting", () => seen.length >= 1 && subscription.held >= 3);
+        const inWork = seen[0]?.id;
+        const waiting = ids.map(idKey).filter((id) => id !== inWork);
+        // Another broker takes the waiting rows once their leases ran out, and acks them.
+        const other = await fx.broker();
+        const taken: Seen[] = [];
+        await other.subscribe(table, (delivery) => void see(taken, delivery), { pollInterval: 20 });
+        await waitFor("the other broker to take both waiting rows", () =>
+          waiting.every((id) => taken.some((s) => s.id === id)),
+        );
+        release.open();
+        await waitFor("every row to be acked", async () => (await fx.rows(table)).length === 0);
+        await waitFor("the first subscription to hold nothing", () => subscription.held === 0);
+        expect(
+          seen.filter((s) => waiting.includes(s.id)).map((s) => s.id),
+          "waiting rows whose lease ran out, started by the first subscription",
+        ).toEqual([]);
+      },
+    );
   });
 }

@@ -20,6 +20,7 @@ import { lockingSuite } from "./locking.js";
 import { memorySuite } from "./memory.js";
 import { outcomesSuite } from "./outcomes.js";
 import { payloadSuite } from "./payload.js";
+import { poisonSuite } from "./poison.js";
 import { prefetchSuite } from "./prefetch.js";
 import { optOutCheck } from "./registry.js";
 import { robustnessSuite } from "./robustness.js";
@@ -39,6 +40,7 @@ export const conformanceSuites = Object.freeze({
   fifo: fifoSuite,
   batch: batchSuite,
   settlements: settlementsSuite,
+  poison: poisonSuite,
   prefetch: prefetchSuite,
   payload: payloadSuite,
   transactions: transactionsSuite,

@@ -149,12 +149,6 @@ export function settlementsSuite(harness: ConformanceHarness): void {
         const subscription = await broker.subscribe(
           table,
           async (delivery) => {
-            const id = idKey(delivery.id);
-            if (firstRound.some((s) => s.id === id)) {
-              // The taken-over row, claimed again once a worker is free: its new lease settles.
-              see(again, delivery);
-              return ack();
-            }
             see(firstRound, delivery);
             await release.opened;
             results.push(await ackAndReadBack(fx, table, delivery));
@@ -173,13 +167,22 @@ export function settlementsSuite(harness: ConformanceHarness): void {
         await harness.execute(
           `UPDATE ${table.name} SET ${columnNames.lockedUntil} = NULL WHERE ${columnNames.id} = ${victim}`,
         );
-        // Once a worker is free the row, claimable again, is claimed anew. Expiries are whole
-        // seconds: a new claim within the second of the first would write the very token the first
-        // delivery holds. Open the gate once the clock has left that second.
+        // Expiries are whole seconds: a new claim within the second of the first would write the
+        // very token the first delivery holds. The other broker claims once the clock left it.
         const firstExpiry = victimDelivery?.delivery.leaseExpiry?.getTime() ?? 0;
         await waitFor(
           "the clock to leave the second of the first claim",
           () => Date.now() > firstExpiry - 30_000,
+        );
+        // Another broker takes the row over and acks it (this subscription's own claims keep a
+        // row it still holds: they would not take it over).
+        const other = await fx.broker();
+        other.on("settled", (event) => {
+          if (event.table.name === table.name) settledEvents.push(idKey(event.id));
+        });
+        await other.subscribe(table, (delivery) => void see(again, delivery), { pollInterval: 20 });
+        await waitFor("the other broker to take the row over and ack it", () =>
+          settledEvents.includes(victim),
         );
         release.open();
         await waitFor("every first-round settlement to return", () => results.length >= count);
@@ -200,14 +203,11 @@ export function settlementsSuite(harness: ConformanceHarness): void {
             `row ${result.id} was still there when its settle(ack()) resolved`,
           ).toBeUndefined();
         }
-        // The taken-over row was not settled by the failed settlement: it is claimed again and acked.
-        await waitFor(
-          "the taken-over row to be claimed again and acked",
-          async () => (await fx.rows(table)).length === 0,
-        );
+        // The taken-over row was not settled by the failed settlement: the other broker acked it.
+        await waitFor("every row to be acked", async () => (await fx.rows(table)).length === 0);
         expect(again.map((s) => [s.id, s.attempt])).toEqual([[victim, 2]]);
-        await waitFor("the subscription to count every ack", () => subscription.stats.acked >= count);
-        expect(subscription.stats.acked).toBe(count);
+        await waitFor("the subscription to count every ack", () => subscription.stats.acked >= count - 1);
+        expect(subscription.stats.acked).toBe(count - 1);
         expect(subscription.stats.settleErrors).toBe(1);
         expect(lostEvents).toEqual([victim]);
         const settled = countById(settledEvents.map((id) => ({ id })));
@@ -270,12 +270,7 @@ export function settlementsSuite(harness: ConformanceHarness): void {
         `[${form}] acks the database refuses fail every delivery they carried, and the rows are claimed again`,
         async (fx) => {
           await fx.requireForm(form);
-          const refuse = harness.refuseProcessedAt?.bind(harness);
-          if (refuse === undefined) {
-            return fx.skip(
-              `the ${harness.name} harness gives no refuseProcessedAt(), so no test can make the database refuse an ack`,
-            );
-          }
+          const refuse = fx.requireRefuseProcessedAt();
           // Extended every second while the handlers wait; after the failure the rows come back within 2 s.
           const table = await fx.table(form, { lease: 2, roles: ["attempt", "runAt", "processedAt"] });
           const count = 4;
@@ -339,11 +334,11 @@ export function settlementsSuite(harness: ConformanceHarness): void {
             (await fx.rows(table)).every((row) => !isNull(row[columnNames.processedAt])),
           );
           expect(new Set(again.map((s) => s.id))).toEqual(new Set(ids.map(idKey)));
-          // Row lock: a refused batch rolls back and spends no attempt. Lease and advisory: each claim's
-          // count stays (the first broker may have claimed a row more than once before it closed).
+          // Row lock: a refused batch rolls back; the first broker may have counted the failed attempt
+          // on a later claim before it closed (a row whose settlement fails is retried with backoff).
+          // Lease and advisory: each claim's count stays.
           for (const s of again) {
-            if (form === "rowLock") expect(s.attempt, `row ${s.id}'s attempt`).toBe(1);
-            else expect(s.attempt, `row ${s.id}'s attempt`).toBeGreaterThanOrEqual(2);
+            expect(s.attempt, `row ${s.id}'s attempt`).toBeGreaterThanOrEqual(form === "rowLock" ? 1 : 2);
           }
         },
       );

@@ -2,7 +2,8 @@
  * Transactions: a table naming an isolation level (or SQLite transaction mode) claims and settles
  * at it where the driver takes it and is refused with DECLARATION where it does not; a publish
  * inside the caller's own transaction exists only if that transaction commits, and is refused
- * with INVALID_ARGUMENT where the driver cannot publish in a transaction.
+ * with INVALID_ARGUMENT where the driver cannot publish in a transaction, or where the client
+ * given is no longer inside one (it would autocommit).
  *
  * @module
  */
@@ -213,6 +214,43 @@ export function transactionsSuite(harness: ConformanceHarness): void {
           async () => seen.length >= 2 && (await fx.rows(table)).length === 0,
         );
         expect(seen.map((s) => s.payload)).toEqual(["committed", "also committed"]);
+      },
+    );
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "publish with { client } whose transaction already ended fails with INVALID_ARGUMENT and writes nothing (it would autocommit)",
+      async (fx) => {
+        const caps = await fx.capabilities();
+        if (!caps.transactionalPublish) {
+          return fx.skip(`the ${harness.name} driver does not publish in a caller's transaction`);
+        }
+        const inTransaction = harness.inTransaction?.bind(harness);
+        if (inTransaction === undefined) {
+          return fx.skip(
+            `the ${harness.name} harness gives no inTransaction(), so no test can hold a client whose transaction ended`,
+          );
+        }
+        const table = await fx.table(caps.forms[0] ?? "lease");
+        const broker = await fx.broker();
+        let ended: unknown;
+        await inTransaction(
+          async (client) => {
+            ended = client;
+          },
+          { rollback: false },
+        );
+        // The transaction committed and the harness gave its client back (released or closed).
+        expectCode(
+          await caught(() => broker.publish(table, "after the end", { client: ended })),
+          "INVALID_ARGUMENT",
+        );
+        expectCode(
+          await caught(() => broker.publishMany(table, [{ payload: "after the end" }], { client: ended })),
+          "INVALID_ARGUMENT",
+        );
+        expect(await fx.rows(table), "a publish on a client outside a transaction wrote a row").toEqual([]);
       },
     );
   });

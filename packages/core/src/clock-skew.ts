@@ -185,7 +185,8 @@ export class ClockSkewMonitor {
         details,
       );
     } else if (reading.verdict === "refuse" && before !== undefined) {
-      this.#logger.error(this.#error(reading).message, details);
+      const error = this.#error(reading);
+      this.#logger.error(error.message, { ...details, err: error, code: error.code });
     } else if (reading.verdict === "ok" && before === "refuse") {
       this.#logger.warn(
         `Table "${this.#table.name}" (lease form): the clock of host "${this.#host}" agrees with the database's again (${describeSkew(reading.skewMs)}); claiming again.`,

@@ -22,7 +22,9 @@ export type BrokerErrorCode =
   | "PROBE_FAILED"
   | "CLOCK_SKEW"
   | "DEADLOCK"
-  | "LOCK_TIMEOUT";
+  | "LOCK_TIMEOUT"
+  | "AUTHENTICATION"
+  | "UNKNOWN_DATABASE";
 
 const brand: unique symbol = Symbol.for("rowclaim.BrokerError") as never;
 
@@ -280,5 +282,32 @@ export class LockTimeoutError extends BrokerError {
   constructor(message: string, options?: BrokerErrorOptions) {
     super("LOCK_TIMEOUT", message, options);
     this.name = "LockTimeoutError";
+  }
+}
+
+/**
+ * The database server refused the connection's credentials: a wrong user name or password, or a
+ * user without the right to the database (PostgreSQL 28P01, 28000; MySQL 1044, 1045, 1698).
+ * Retrying does not help; the message names the fix (the user and password in the connection URL
+ * or the pool's settings, or a `GRANT`). `cause` holds the client's own error.
+ */
+export class AuthenticationError extends BrokerError {
+  declare readonly code: "AUTHENTICATION";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("AUTHENTICATION", message, options);
+    this.name = "AuthenticationError";
+  }
+}
+
+/**
+ * The database the connection names does not exist on the server (PostgreSQL 3D000, MySQL 1049):
+ * the connection URL (or the pool's `database`) names another database than the one created.
+ * Retrying does not help; create the database or fix its name. `cause` holds the client's own error.
+ */
+export class UnknownDatabaseError extends BrokerError {
+  declare readonly code: "UNKNOWN_DATABASE";
+  constructor(message: string, options?: BrokerErrorOptions) {
+    super("UNKNOWN_DATABASE", message, options);
+    this.name = "UnknownDatabaseError";
   }
 }

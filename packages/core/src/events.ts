@@ -38,7 +38,11 @@ export interface SettledEvent extends RowEvent {
   readonly outcome: Outcome["kind"];
   /** From the claim to the settlement's commit, in milliseconds. */
   readonly durationMs: number;
-  /** How long the handler ran, in milliseconds (0 where it did not run: a row past `maxAttempts`). */
+  /**
+   * How long the handler ran, in milliseconds: until it returned, or until it settled the row itself
+   * (`delivery.settle()`, or the commit of `delivery.transaction()`), whichever came first. 0 where it
+   * did not run (a row past `maxAttempts`, a payload that failed the schema).
+   */
   readonly handlerMs: number;
 }
 

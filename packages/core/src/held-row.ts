@@ -20,6 +20,11 @@ export interface HeldRow {
   readonly aborted: boolean;
   /** The lease expiry the delivery holds now (lease form), else `undefined`. */
   readonly leaseExpiry: Date | undefined;
+  /**
+   * Lease form: whether the lease has run out by the host's clock (an extension may not have
+   * had its turn, after a stall). Absent (or `false`) in the other forms.
+   */
+  readonly expired?: boolean;
   /** Settles the row by its hold. Called at most once. */
   settle(settlement: Settlement): Promise<void>;
   /**

@@ -38,6 +38,7 @@ export {
   type WakeListener,
 } from "./driver.js";
 export {
+  AuthenticationError,
   BatchRolledBackError,
   BrokerError,
   type BrokerErrorCode,
@@ -54,6 +55,7 @@ export {
   LockTimeoutError,
   SchemaError,
   ServerTooOldError,
+  UnknownDatabaseError,
   UnsafeTopologyError,
   UnsupportedFormError,
 } from "./errors.js";
@@ -97,7 +99,15 @@ export {
   type ObjectFirstLogger,
   silentLogger,
 } from "./logger.js";
-export { checkPoolSize, connectionsNeeded, describeValue, nearestKey } from "./options-check.js";
+export {
+  checkPoolSize,
+  connectionsNeeded,
+  describeValue,
+  nearestKey,
+  type OptionKeySet,
+  refuseUnknownOptions,
+  unknownKey,
+} from "./options-check.js";
 export {
   type AckOutcome,
   ack,

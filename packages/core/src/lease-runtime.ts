@@ -12,6 +12,12 @@
  * claimer has no `settleMany`. Should a carrying claim fail, nothing of it was committed: the
  * acks go alone and the claim runs again, so each reports its own error.
  *
+ * A claim may take back a row this subscription still holds, once its lease ran out while the
+ * process stood still (its settlement queued, or its handler still running with extension off
+ * or late): the hold in work keeps the row under the claim's new token (its queued settlement
+ * and the extensions use it; a settlement sent with the old token just before is sent again
+ * with the new one) and the row is not delivered a second time.
+ *
  * @module
  */
 import { AckCarrier, lastOf, type NonEmpty } from "./ack-carrier.js";
@@ -50,6 +56,10 @@ export class LeaseRuntime implements FormRuntime {
   readonly #table: TableDefinition;
   readonly #logger: Logger;
   readonly #held = new Set<LeaseHold>();
+  /** Holds not finished yet (settling included), by row id: a claim that takes one back adopts it. */
+  readonly #own = new Map<string, LeaseHold>();
+  /** The claimer's claims (`claim`, `claimWithAcks`) in flight. */
+  readonly #claims = new Set<Promise<unknown>>();
   readonly #timer: NodeJS.Timeout | undefined;
   readonly #clock: () => Date;
   readonly #skew: ClockSkewMonitor | undefined;
@@ -97,24 +107,63 @@ export class LeaseRuntime implements FormRuntime {
     if (this.#skew !== undefined && !(await this.#skew.mayClaim())) return [];
     const now = this.#clock();
     const request = { limit, now, expiry: leaseExpiry(now, this.#table.leaseSeconds) };
-    const alone = (): Promise<readonly Claimed<LeaseToken>[]> => this.#claimer.claim(request);
+    const alone = (): Promise<readonly Claimed<LeaseToken>[]> => this.#inFlight(this.#claimer.claim(request));
     const claimed =
       this.#acks === undefined
         ? await alone()
         : await this.#acks.claim((acks) => this.#claimWithAcks(acks, request), alone);
-    return claimed.map(({ row, token }) => {
+    const holds: LeaseHold[] = [];
+    for (const { row, token } of claimed) {
+      const key = String(row.id);
+      // Taken back from this subscription itself (see the module's notes): the hold in work keeps it.
+      if (this.#own.get(key)?.adopt(token) === true) continue;
       const hold = new LeaseHold(this, row, token);
       if (!this.transactional) hold.transaction = undefined;
       this.#held.add(hold);
-      return hold;
-    });
+      this.#own.set(key, hold);
+      holds.push(hold);
+    }
+    return holds;
+  }
+
+  /** `claim`, kept among the claims in flight until it returns. */
+  #inFlight<T>(claim: Promise<T>): Promise<T> {
+    this.#claims.add(claim);
+    const done = (): void => {
+      this.#claims.delete(claim);
+    };
+    claim.then(done, done);
+    return claim;
+  }
+
+  /**
+   * Resolves once the claims in flight now have returned and their rows were handed out (a turn
+   * later): a settlement or an extension that found its row under another token asks this first,
+   * as the token may be this subscription's own claim's, which its hold then adopted.
+   */
+  async #claimsReturned(): Promise<void> {
+    if (this.#claims.size === 0) return;
+    await Promise.allSettled([...this.#claims]);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  /** @internal the hold is finished (settled, failed, given back or up): no claim adopts it now. */
+  finished(hold: LeaseHold): void {
+    const key = String(hold.row.id);
+    if (this.#own.get(key) === hold) this.#own.delete(key);
   }
 
   async close(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     for (const hold of this.#held) hold.controller.abort();
     this.#held.clear();
+    this.#own.clear();
     await this.#claimer.close();
+  }
+
+  /** @internal the host's clock, in milliseconds. */
+  now(): number {
+    return this.#clock().getTime();
   }
 
   /** @internal */
@@ -128,12 +177,25 @@ export class LeaseRuntime implements FormRuntime {
    */
   settleHold(hold: LeaseHold, settlement: Settlement): Promise<void> {
     const acks = this.#acks;
-    if (acks === undefined || !isAckSettlement(settlement)) {
-      return this.#claimer.settle(hold.row.id, hold.token, settlement);
-    }
+    if (acks === undefined || !isAckSettlement(settlement)) return this.#settleAlone(hold, settlement);
     return new Promise<void>((resolve, reject) => {
       acks.add({ hold, settlement, resolve, reject });
     });
+  }
+
+  /** One settlement on its own; sent again should the hold have adopted a new token meanwhile. */
+  async #settleAlone(hold: LeaseHold, settlement: Settlement): Promise<void> {
+    for (;;) {
+      const sent = hold.token;
+      try {
+        await this.#claimer.settle(hold.row.id, sent, settlement);
+        return;
+      } catch (error) {
+        if (!BrokerError.is(error, "LEASE_LOST")) throw error;
+        await this.#claimsReturned();
+        if (hold.token === sent) throw error;
+      }
+    }
   }
 
   /** A claim that carries `acks` (`claimWithAcks`): one transaction for both (a failure: see `AckCarrier.claim`). */
@@ -143,36 +205,52 @@ export class LeaseRuntime implements FormRuntime {
   ): Promise<readonly Claimed<LeaseToken>[]> {
     const claimer = this.#carrying;
     if (claimer === undefined) return this.#claimer.claim(request);
-    const result = await claimer.claimWithAcks(heldOf(acks), request);
-    this.#answer(acks, result.settled);
+    const sent = acks.map(({ hold }) => hold.token);
+    const result = await this.#inFlight(claimer.claimWithAcks(heldOf(acks, sent), request));
+    // Not awaited: the claim's own rows are handed out first (an ack may wait for that).
+    void this.#answer(acks, result.settled, sent);
     return result.claimed;
   }
 
-  /** Settles a group of acks alone: one `settleMany` for more than one where the claimer has it, else one `settle` each; never throws. */
+  /**
+   * Settles a group of acks alone: one `settleMany` for more than one where the claimer has it,
+   * else one `settle` each; never throws. A `settleMany` that fails changed no row: each ack then
+   * goes on its own, so that a row the database refuses fails alone and the others settle.
+   */
   async #settleAcks(acks: NonEmpty<PendingAck>): Promise<void> {
     const claimer = this.#claimer;
     if (acks.length === 1 || !offers(claimer, "settleMany")) {
       await Promise.all(
         acks.map(({ hold, settlement, resolve, reject }) =>
-          claimer.settle(hold.row.id, hold.token, settlement).then(resolve, reject),
+          this.#settleAlone(hold, settlement).then(resolve, reject),
         ),
       );
       return;
     }
     let settled: readonly boolean[];
+    const sent = acks.map(({ hold }) => hold.token);
     try {
-      settled = await claimer.settleMany(heldOf(acks));
-    } catch (error) {
-      for (const ack of acks) ack.reject(error);
+      settled = await claimer.settleMany(heldOf(acks, sent));
+    } catch {
+      await Promise.all(acks.map((ack) => this.#settleAcks([ack])));
       return;
     }
-    this.#answer(acks, settled);
+    await this.#answer(acks, settled, sent);
   }
 
-  /** Resolves each ack the database settled; fails the others with `LEASE_LOST`. */
-  #answer(acks: readonly PendingAck[], settled: readonly boolean[]): void {
+  /**
+   * Resolves each ack the database settled; fails the others with `LEASE_LOST`, but for a hold
+   * that adopted a new token since its ack was `sent`: that ack waits to go again.
+   */
+  async #answer(
+    acks: readonly PendingAck[],
+    settled: readonly boolean[],
+    sent: readonly LeaseToken[],
+  ): Promise<void> {
+    if (settled.some((one) => one !== true)) await this.#claimsReturned();
     acks.forEach((ack, index) => {
       if (settled[index] === true) ack.resolve();
+      else if (ack.hold.token !== sent[index]) this.#acks?.add(ack);
       else ack.reject(this.lost(ack.hold));
     });
   }
@@ -203,8 +281,9 @@ export class LeaseRuntime implements FormRuntime {
     if (holds.length === 0) return;
     this.#extending = true;
     const expiry = leaseExpiry(this.#clock(), this.#table.leaseSeconds);
+    const sent = holds.map((hold) => hold.token);
     const running = this.#claimer.extend(
-      holds.map((hold) => ({ id: hold.row.id, token: hold.token })),
+      holds.map((hold, index) => ({ id: hold.row.id, token: sent[index] ?? hold.token })),
       expiry,
     );
     const settled = running.then(
@@ -214,12 +293,16 @@ export class LeaseRuntime implements FormRuntime {
     for (const hold of holds) hold.extension = settled;
     try {
       const tokens = await running;
+      if (tokens.some((token) => token === null || token === undefined)) await this.#claimsReturned();
       holds.forEach((hold, index) => {
         const token = tokens[index];
+        // Taken back by this subscription's own claim meanwhile: the hold has the claim's token.
+        if (hold.token !== sent[index]) return;
         if (token === null || token === undefined) {
           const error = this.lost(hold);
           hold.lostError = error;
           this.#held.delete(hold);
+          this.finished(hold);
           hold.controller.abort(error);
         } else {
           hold.token = token;
@@ -262,10 +345,13 @@ function nextAcks(waiting: PendingAck[]): PendingAck[] {
   return group;
 }
 
-/** The acks of `acks` as the claimer takes them: each row with its token (one settlement for all, the latest ack's). */
-function heldOf(acks: NonEmpty<PendingAck>): Acks<HeldLease> {
+/**
+ * The acks of `acks` as the claimer takes them: each row with the token `sent` gives it (one
+ * settlement for all, the latest ack's).
+ */
+function heldOf(acks: NonEmpty<PendingAck>, sent: readonly LeaseToken[]): Acks<HeldLease> {
   return {
-    rows: acks.map(({ hold }) => ({ id: hold.row.id, token: hold.token })),
+    rows: acks.map(({ hold }, index) => ({ id: hold.row.id, token: sent[index] ?? hold.token })),
     settlement: lastOf(acks).settlement,
   };
 }
@@ -308,18 +394,34 @@ class LeaseHold implements HeldRow {
     return this.token.expiry;
   }
 
+  get expired(): boolean {
+    return this.token.expiry.getTime() <= this.#runtime.now();
+  }
+
+  /**
+   * A claim of this subscription took the row back with `token` while this hold was not
+   * finished: the hold keeps the row under it. `false` where the hold was lost or given up.
+   */
+  adopt(token: LeaseToken): boolean {
+    if (this.lostError !== undefined || this.abandoned !== undefined || this.controller.aborted) return false;
+    this.token = token;
+    return true;
+  }
+
   async settle(settlement: Settlement): Promise<void> {
     this.settling = true;
-    if (this.extension !== undefined) await this.extension;
-    this.#runtime.forget(this);
-    if (this.lostError !== undefined) throw this.lostError;
     try {
+      if (this.extension !== undefined) await this.extension;
+      this.#runtime.forget(this);
+      if (this.lostError !== undefined) throw this.lostError;
       await this.#runtime.settleHold(this, settlement);
     } catch (error) {
       if (BrokerError.is(error, "LEASE_LOST")) {
         this.controller.abort(error);
       }
       throw error;
+    } finally {
+      this.#runtime.finished(this);
     }
   }
 
@@ -343,9 +445,11 @@ class LeaseHold implements HeldRow {
     };
     try {
       await this.#runtime.transactionHold(this, work, fence);
+      this.#runtime.finished(this);
     } catch (error) {
       if (BrokerError.is(error, "LEASE_LOST")) {
         this.#runtime.forget(this);
+        this.#runtime.finished(this);
         this.controller.abort(error);
       }
       throw error;
@@ -356,6 +460,7 @@ class LeaseHold implements HeldRow {
     this.settling = true;
     if (this.extension !== undefined) await this.extension;
     this.#runtime.forget(this);
+    this.#runtime.finished(this);
     this.controller.abort(reason);
     if (this.lostError !== undefined) return;
     try {
@@ -368,6 +473,7 @@ class LeaseHold implements HeldRow {
 
   async abandon(reason: BrokerError): Promise<void> {
     this.#runtime.forget(this);
+    this.#runtime.finished(this);
     this.abandoned = reason;
     this.controller.abort(reason);
   }

@@ -21,7 +21,7 @@ import type {
   PublishTarget,
   SubscribeOptions,
 } from "./broker.js";
-import { DeclarationError } from "./errors.js";
+import { DeclarationError, InvalidArgumentError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import type { ClaimFormName, TableDefinition, TableDescription } from "./table.js";
 
@@ -122,6 +122,25 @@ export function unknownKey(
     return { key, advice };
   }
   return undefined;
+}
+
+/**
+ * Every key of every member of an option type (a union such as `{ pool } | { url }` included),
+ * each `true`: a driver writes its key list as such an object with `satisfies`, so that an option
+ * added to the type but not to the list fails the build.
+ */
+export type OptionKeySet<T> = { readonly [K in T extends unknown ? keyof T : never]-?: true };
+
+/**
+ * Refuses an option object with a key not in `allowed`, as `createBroker()` refuses its own: for
+ * driver factories (`call` names the factory, for example `"createMysqlDriver()"`).
+ *
+ * @throws {InvalidArgumentError} naming the key and the nearest valid one (or the valid keys).
+ */
+export function refuseUnknownOptions(given: object, allowed: readonly string[], call: string): void {
+  const unknown = unknownKey(given, allowed);
+  if (unknown === undefined) return;
+  throw new InvalidArgumentError(`${call}: unknown option \`${unknown.key}\`. ${unknown.advice}`);
 }
 
 /**

@@ -17,7 +17,9 @@
  *   the row; the handler runs inside it, so its own spans are children of the delivery's.
  * - Metrics: `rowclaim.published`, `rowclaim.claimed`, `rowclaim.settled` (by `outcome`),
  *   `rowclaim.failed`, `rowclaim.in_work`, histograms `rowclaim.handler.duration` and
- *   `rowclaim.claim.duration` (seconds); each carries `rowclaim.table`.
+ *   `rowclaim.claim.duration` (seconds, with the bucket boundaries {@link DURATION_BUCKETS_SECONDS});
+ *   each carries `rowclaim.table`. A handler's duration runs until it returned or settled its row
+ *   itself (`delivery.settle()`, a transaction body's commit), whichever came first.
  *
  * @module
  */
@@ -48,6 +50,18 @@ import type { DeliveryScope, Instrumentation, PublishScope } from "./telemetry.j
 
 /** The instrumentation scope name spans and metrics are reported under. */
 export const INSTRUMENTATION_NAME = "@rowclaim/core";
+
+/**
+ * The bucket boundaries, in seconds, of the duration histograms (`rowclaim.handler.duration`,
+ * `rowclaim.claim.duration`): from 1 ms to 1 minute. They are declared through OpenTelemetry's
+ * advice API (`advice.explicitBucketBoundaries`, honoured by an SDK that implements it, as
+ * `@opentelemetry/sdk-metrics` 2.x does), because the SDK's default boundaries (0 to 10,000) are meant for milliseconds and would
+ * put every duration in seconds into the first bucket. A View the application registers for these
+ * instruments takes precedence.
+ */
+export const DURATION_BUCKETS_SECONDS: readonly number[] = Object.freeze([
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60,
+]);
 
 /** How {@link otelInstrumentation} finds its tracer, meter and propagator. */
 export interface OtelInstrumentationOptions {
@@ -118,10 +132,12 @@ class OtelInstrumentation implements Instrumentation {
       handlerDuration: meter.createHistogram("rowclaim.handler.duration", {
         description: "How long handlers ran.",
         unit: "s",
+        advice: { explicitBucketBoundaries: [...DURATION_BUCKETS_SECONDS] },
       }),
       claimDuration: meter.createHistogram("rowclaim.claim.duration", {
         description: "How long claims that took rows ran.",
         unit: "s",
+        advice: { explicitBucketBoundaries: [...DURATION_BUCKETS_SECONDS] },
       }),
     };
   }

@@ -12,6 +12,12 @@
  * with no checkout from the pool; a batch no claim took by the end of the turn ends alone. A
  * carried claim that fails is made again on its own.
  *
+ * A batch's ack statement that fails for more than one row cannot say which row the database
+ * refused: each of its deliveries fails with `BATCH_ROLLED_BACK` (the statement's error as its
+ * cause), and the runtime remembers their ids (in this process): their next acks go one
+ * statement each (`settle`), so that the row at fault fails alone with the database's error
+ * and the others commit.
+ *
  * @module
  */
 import { AckCarrier } from "./ack-carrier.js";
@@ -28,11 +34,37 @@ import {
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { Logger } from "./logger.js";
-import type { ClaimedRow } from "./rows.js";
+import type { ClaimedRow, RowId } from "./rows.js";
 import { type AckSettlement, isAckSettlement, type Settlement } from "./settlement.js";
 import type { TableDefinition } from "./table.js";
 import type { RowLockToken } from "./tokens.js";
 import { type TransactionWork, watchWork } from "./transactional.js";
+
+/** How many ids of rows whose coalesced ack failed a runtime remembers at most (the oldest are forgotten). */
+const MAX_SUSPECTS = 10_000;
+
+/**
+ * Ids of rows whose coalesced ack failed, whose next ack goes alone (one statement each), in
+ * this process; bounded by {@link MAX_SUSPECTS}.
+ */
+class Suspects {
+  readonly #ids = new Set<string>();
+
+  has(id: RowId): boolean {
+    return this.#ids.size > 0 && this.#ids.has(String(id));
+  }
+
+  add(rows: readonly ClaimedRow[]): void {
+    for (const row of rows) {
+      this.#ids.add(String(row.id));
+      if (this.#ids.size > MAX_SUSPECTS) this.#ids.delete(this.#ids.values().next().value as string);
+    }
+  }
+
+  delete(id: RowId): void {
+    if (this.#ids.size > 0) this.#ids.delete(String(id));
+  }
+}
 
 /** A batch whose every row settled, with its acks, waiting for a claim to carry its end. */
 interface Ending {
@@ -47,6 +79,14 @@ export class RowLockRuntime implements FormRuntime {
   readonly #logger: Logger;
   /** Batch ends waiting (within this turn) for a claim to carry them; one claim carries one. */
   readonly #ending: AckCarrier<Ending>;
+  readonly #suspects = new Suspects();
+  /**
+   * Rows of this runtime's batches, by id, until a turn after their batch ended: a claim that
+   * takes one again (the batch's end let its lock go) waits for that, so that the row's earlier
+   * delivery has seen how its batch ended (the subscription remembers a failed settlement)
+   * before the row is handed out again.
+   */
+  readonly #open = new Map<string, Promise<void>>();
 
   constructor(claimer: RowLockClaimer, table: TableDefinition, logger: Logger) {
     this.#claimer = claimer;
@@ -73,6 +113,10 @@ export class RowLockRuntime implements FormRuntime {
       await this.#claimer.endBatch(batch.token);
       return [];
     }
+    if (this.#open.size > 0) {
+      const earlier = batch.rows.flatMap((row) => this.#open.get(String(row.id)) ?? []);
+      if (earlier.length > 0) await Promise.all(earlier);
+    }
     const state = new BatchState(
       this.#claimer,
       batch.token,
@@ -80,8 +124,22 @@ export class RowLockRuntime implements FormRuntime {
       this.#table,
       this.#logger,
       this.#ending,
+      this.#suspects,
     );
+    this.#track(batch.rows, state.done);
     return batch.rows.map((row) => state.hold(row));
+  }
+
+  /** Keeps `rows` in {@link RowLockRuntime.#open} until a turn after `done`. */
+  #track(rows: readonly ClaimedRow[], done: Promise<void>): void {
+    const over = done.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    for (const row of rows) this.#open.set(String(row.id), over);
+    void over.then(() => {
+      for (const row of rows) {
+        const key = String(row.id);
+        if (this.#open.get(key) === over) this.#open.delete(key);
+      }
+    });
   }
 
   close(): Promise<void> {
@@ -105,6 +163,7 @@ class BatchState {
   readonly #table: TableDefinition;
   readonly #logger: Logger;
   readonly #ending: AckCarrier<Ending>;
+  readonly #suspects: Suspects;
   #unsettled: number;
   /** Settlement statements run one after another on the batch's connection. */
   #chain: Promise<void> = Promise.resolve();
@@ -131,8 +190,10 @@ class BatchState {
     table: TableDefinition,
     logger: Logger,
     ending: AckCarrier<Ending>,
+    suspects: Suspects,
   ) {
     this.#claimer = claimer;
+    this.#suspects = suspects;
     this.#transactional = offers(claimer, "transaction") ? claimer : undefined;
     this.#token = token;
     this.#unsettled = size;
@@ -142,6 +203,11 @@ class BatchState {
     this.#done = new Promise((resolve) => {
       this.#resolveDone = resolve;
     });
+  }
+
+  /** Resolves once the batch ended (committed or not). */
+  get done(): Promise<void> {
+    return this.#done;
   }
 
   hold(row: ClaimedRow): HeldRow {
@@ -215,7 +281,8 @@ class BatchState {
 
   async settle(row: ClaimedRow, settlement: Settlement): Promise<void> {
     let ownFailure: unknown;
-    const deferred = isAckSettlement(settlement);
+    // A row whose batch's ack statement failed before acks alone (see the module's notes).
+    const deferred = isAckSettlement(settlement) && !this.#suspects.has(row.id);
     await this.#queue(async () => {
       if (this.#ended) return;
       if (deferred) {
@@ -230,6 +297,7 @@ class BatchState {
           await this.rollback(error instanceof Error ? error : new Error(String(error)));
           return;
         }
+        this.#suspects.delete(row.id);
       }
       await this.#settled();
     });
@@ -274,7 +342,7 @@ class BatchState {
       await this.#claimer.endBatch(this.#token, acks);
     } catch (error) {
       // Nothing of the batch committed, and the claimer ended the transaction itself.
-      this.#ackFailed(error);
+      this.#ackFailed(error, acks.rows);
     } finally {
       this.#resolveDone();
     }
@@ -300,16 +368,29 @@ class BatchState {
       // The contract says it reports instead; should a claimer throw, nothing is known committed.
       result = { ended: { error }, claimed: { error } };
     }
-    if (result.ended !== undefined) this.#ackFailed(result.ended.error);
+    if (result.ended !== undefined) this.#ackFailed(result.ended.error, acks.rows);
     this.#resolveDone();
     return result.claimed;
   }
 
-  /** The batch's acks failed and nothing of it was committed: its deliveries fail with `error`. */
-  #ackFailed(error: unknown): void {
-    this.#ackFailure = error;
+  /**
+   * The batch's acks (`acked`) failed and nothing of it was committed: its deliveries fail with
+   * `error` (one row) or `BATCH_ROLLED_BACK` (see {@link BatchState.#blame}).
+   */
+  #ackFailed(error: unknown, acked: readonly ClaimedRow[]): void {
+    this.#blame(error, acked);
     this.#failure = error instanceof Error ? error : new Error(String(error));
     for (const controller of this.#controllers) controller.abort(this.#failure);
+  }
+
+  /**
+   * Who the acks' `error` is reported to: the one row the statement acked; for more, none of
+   * them (the statement cannot say which row the database refused): each fails with
+   * `BATCH_ROLLED_BACK`, and their next acks go alone.
+   */
+  #blame(error: unknown, acked: readonly ClaimedRow[]): void {
+    if (acked.length > 1) this.#suspects.add(acked);
+    else this.#ackFailure = error;
   }
 
   /** Throws why the batch ended without committing, if it did. */

@@ -13,6 +13,7 @@ import {
   ClosedError,
   DeclarationError,
   InvalidArgumentError,
+  LeaseLostError,
   UnsupportedFormError,
 } from "./errors.js";
 import type { BrokerEvents } from "./events.js";
@@ -32,6 +33,22 @@ import { WakeSignal } from "./wake.js";
 
 /** How long a claim loop runs at most without giving the event loop a turn, in milliseconds. */
 const YIELD_EVERY_MS = 10;
+
+/** How many rows whose settlement failed a subscription remembers at most (the oldest are forgotten). */
+const MAX_REMEMBERED = 10_000;
+
+/**
+ * Errors after which a settlement is not remembered: the delivery was given up or lost, or
+ * the connection went (as a crash, it spends no attempt), or the outcome itself was refused.
+ */
+const NOT_REMEMBERED = [
+  "CLOSED",
+  "LEASE_LOST",
+  "CONNECTION_LOST",
+  "CONNECTION_TIMEOUT",
+  "DECLARATION",
+  "INVALID_ARGUMENT",
+] as const;
 
 /**
  * Whether an outcome finishes its row (ack, drop): its worker is free once the settlement is
@@ -160,6 +177,12 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
   #claimCount = 0;
   /** Claims running now (more than one while the loop claims ahead). */
   #claiming = 0;
+  /**
+   * Rows whose settlement failed in this process, by id: the attempt their next claim reads
+   * while nothing of that settlement landed, and the outcome that claim settles by, without
+   * running the handler (see {@link SubscriptionRunner.#remember}).
+   */
+  readonly #remembered = new Map<string, { readonly attempt: number; readonly outcome: Outcome }>();
   readonly #idleWaiters = new Set<{ readonly after: number; readonly resolve: () => void }>();
 
   constructor(args: {
@@ -321,7 +344,11 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     this.#slotFreed.wake();
   }
 
-  /** Starts waiting rows while workers are free (and the subscription runs); drops rows whose hold was lost meanwhile. */
+  /**
+   * Starts waiting rows while workers are free (and the subscription runs); drops rows whose
+   * hold was lost meanwhile, and gives back lease rows whose lease ran out by the host's clock
+   * (after a stall, before an extension could find out whether another claim took them).
+   */
   #startWaiting(): void {
     const { workers } = this.#settings;
     while (this.#running && this.#busy < workers) {
@@ -329,8 +356,26 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       if (next === undefined) return;
       // A lease lost (or a batch rolled back) while the row waited: it is no longer ours to run.
       if (next.hold.aborted) continue;
+      if (next.hold.expired === true) {
+        this.#giveBackExpired(next.hold);
+        continue;
+      }
       this.#start(next.hold, next.claimMs);
     }
+  }
+
+  /** Gives back a waiting lease row whose lease ran out (released where it still holds it, due again). */
+  #giveBackExpired(hold: HeldRow): void {
+    const reason = new LeaseLostError(
+      `Table "${this.table.name}" (lease form): the lease of row ${String(hold.row.id)}, claimed ahead, ran out before a worker was free; it was given back unhandled.`,
+      { table: this.table.name },
+    );
+    hold.giveBack(reason).catch((error: unknown) => {
+      this.#logger.error(
+        `Table "${this.table.name}": giving back row ${String(hold.row.id)}, whose lease ran out while it waited, failed; it is due again once its lease ran out.`,
+        { err: error, table: this.table.name },
+      );
+    });
   }
 
   /** Starts one delivery. */
@@ -477,8 +522,17 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     const started = performance.now();
     if (events.has("claimed")) events.emit("claimed", { ...this.#rowFields(row), claimMs });
     const scope: DeliveryScope | undefined = instrumentation?.startDelivery(this.table, row);
-    let handlerMs = 0;
+    // How long the handler ran: until it returned, or until it settled the row itself
+    // (`settle()`, or a transaction body's commit), whichever came first.
+    let handlerStart: number | undefined;
+    let handlerMs: number | undefined;
+    const handlerElapsed = (): number => {
+      if (handlerMs === undefined && handlerStart !== undefined) handlerMs = performance.now() - handlerStart;
+      return handlerMs ?? 0;
+    };
     let settled = false;
+    // The error a settlement (or a transactional body's commit) failed with: the row was not settled.
+    let settleFailure: unknown;
     const settle = async (outcome: Outcome): Promise<void> => {
       if (settled) {
         throw new InvalidArgumentError(
@@ -489,19 +543,22 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         );
       }
       settled = true;
+      handlerElapsed();
       // An ack frees the worker at once; a retry or a dead letter first gives its row back, so
       // that the next claim sees it where it belongs (a retried row keeps its place in order).
       if (finishesRow(outcome)) free();
       try {
         await this.#settle(hold, outcome);
       } catch (error) {
+        this.#remember(hold, outcome, error, false);
+        settleFailure = error;
         this.#settleFailed(hold, error);
-        scope?.end(undefined, handlerMs, error);
+        scope?.end(undefined, handlerElapsed(), error);
         throw error;
       }
       const durationMs = performance.now() - started;
-      scope?.end(outcome.kind, handlerMs);
-      this.#traceSettled(hold, outcome, durationMs, handlerMs);
+      scope?.end(outcome.kind, handlerElapsed());
+      this.#traceSettled(hold, outcome, durationMs, handlerElapsed());
     };
 
     const transaction = async (body: TransactionBody<never>): Promise<void> => {
@@ -531,6 +588,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       );
       try {
         await this.#transact(hold, watched.work, watched.failed);
+        handlerElapsed();
       } catch (error) {
         if (watched.failed() || BrokerError.is(error, "INVALID_ARGUMENT")) {
           // The body's writes were rolled back and the row is still held: the handler may settle it.
@@ -540,13 +598,15 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           if (BrokerError.is(reason, "CLOSED") || BrokerError.is(reason, "LEASE_LOST")) throw reason;
           throw error;
         }
+        this.#remember(hold, settledBy?.outcome ?? ack(), error, true);
+        settleFailure = error;
         this.#settleFailed(hold, error);
-        scope?.end(undefined, handlerMs, error);
+        scope?.end(undefined, handlerElapsed(), error);
         throw error;
       }
       const outcome = settledBy?.outcome ?? ack();
-      scope?.end(outcome.kind, handlerMs);
-      this.#traceSettled(hold, outcome, performance.now() - started, handlerMs);
+      scope?.end(outcome.kind, handlerElapsed());
+      this.#traceSettled(hold, outcome, performance.now() - started, handlerElapsed());
       if (settledBy !== undefined) {
         this.#count(settledBy.settlement);
         if (this.#freesRows(settledBy.settlement)) this.#signal.wake();
@@ -555,7 +615,10 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
 
     const { maxAttempts } = this.#settings;
     let outcome: Outcome;
-    if (maxAttempts !== undefined && row.attempt > maxAttempts) {
+    const remembered = this.#recall(row);
+    if (remembered !== undefined) {
+      outcome = remembered;
+    } else if (maxAttempts !== undefined && row.attempt > maxAttempts) {
       this.#logger.warn(
         `Table "${this.table.name}": row ${String(row.id)} reached attempt ${row.attempt}, past maxAttempts ${maxAttempts} (deliveries that crashed count too); moving it to the dead letter without running the handler.`,
         { table: this.table.name, id: row.id, attempt: row.attempt },
@@ -605,12 +668,12 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           settle,
           transaction,
         };
-        const handlerStart = performance.now();
+        handlerStart = performance.now();
         try {
           const result = await (scope === undefined
             ? this.#handler(delivery)
             : scope.run(() => this.#handler(delivery)));
-          handlerMs = performance.now() - handlerStart;
+          handlerElapsed();
           if (settled) return;
           if (result === undefined) outcome = ack();
           else if (isOutcome(result)) outcome = result;
@@ -619,11 +682,15 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
               `the handler returned ${JSON.stringify(result)}, which is not an outcome (ack(), retry(), …)`,
             );
         } catch (error) {
-          handlerMs = performance.now() - handlerStart;
+          handlerElapsed();
           if (settled) {
+            // Rethrown from a settlement that failed: the row was not settled, and comes back as its form says.
+            const notSettled = settleFailure !== undefined && error === settleFailure;
             this.#logger.error(
-              `Table "${this.table.name}": the handler threw after it settled row ${String(row.id)}.`,
-              { err: error, table: this.table.name, id: row.id },
+              notSettled
+                ? `Table "${this.table.name}": settling row ${String(row.id)} failed, so the row was not settled; it is due again once its claim ends (a rolled-back transaction, a lease that runs out, a session that ends).`
+                : `Table "${this.table.name}": the handler threw after it settled row ${String(row.id)}.`,
+              { err: error, table: this.table.name, id: row.id, settled: !notSettled },
             );
             return;
           }
@@ -642,8 +709,61 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         table: this.table.name,
         id: row.id,
         outcome: outcome.kind,
+        settled: false,
       });
     }
+  }
+
+  /**
+   * Remembers (in this process) a row whose settlement by `outcome` failed with `error`, so that
+   * its next claim settles it without running the handler, where the failure shows nothing of
+   * the settlement landed:
+   *
+   * - `BATCH_ROLLED_BACK` (row lock form, not transactional): another settlement of the batch
+   *   failed; the row's own outcome is settled again on its next claim (the handler ran).
+   * - a database error (the row's own settlement refused, say by a constraint): the next claim
+   *   settles the row as a handler failure of this attempt (a retry with backoff, counting the
+   *   attempt, or the dead letter at `maxAttempts`; a dead letter the database refused becomes a
+   *   retry with backoff). In the row lock form the failed settlement rolled back with its
+   *   batch and counted nothing: this is where its attempt is counted, so that a row whose
+   *   settlement always fails is tried at most `maxAttempts` times, with backoff, then
+   *   dead-lettered. A crash (or a lost connection) is not remembered and spends no attempt.
+   */
+  #remember(hold: HeldRow, outcome: Outcome, error: unknown, transactional: boolean): void {
+    if (NOT_REMEMBERED.some((code) => BrokerError.is(error, code))) return;
+    const { row } = hold;
+    const rowLock = this.table.form === "rowLock";
+    let next: Outcome;
+    if (BrokerError.is(error, "BATCH_ROLLED_BACK")) {
+      // A transactional body's writes rolled back with the batch: its handler runs again.
+      if (!rowLock || transactional) return;
+      next = outcome;
+    } else {
+      next =
+        outcome.kind === "deadLetter" ? this.#retryOutcome(row.attempt) : this.#failureOutcome(row.attempt);
+    }
+    const key = String(row.id);
+    this.#remembered.delete(key);
+    this.#remembered.set(key, { attempt: rowLock ? row.attempt : row.attempt + 1, outcome: next });
+    if (this.#remembered.size > MAX_REMEMBERED)
+      this.#remembered.delete(this.#remembered.keys().next().value as string);
+  }
+
+  /** The outcome {@link SubscriptionRunner.#remember} kept for `row`'s claim now, if any (forgotten then). */
+  #recall(row: HeldRow["row"]): Outcome | undefined {
+    if (this.#remembered.size === 0) return undefined;
+    const key = String(row.id);
+    const remembered = this.#remembered.get(key);
+    if (remembered === undefined) return undefined;
+    this.#remembered.delete(key);
+    if (remembered.attempt !== row.attempt) return undefined;
+    if (remembered.outcome.kind !== "ack" && remembered.outcome.kind !== "drop") {
+      this.#logger.warn(
+        `Table "${this.table.name}": settling row ${String(row.id)} failed on its last claim; settling it by ${remembered.outcome.kind} without running the handler (attempt ${row.attempt}).`,
+        { table: this.table.name, id: row.id, attempt: row.attempt, outcome: remembered.outcome.kind },
+      );
+    }
+    return remembered.outcome;
   }
 
   /** Applies an outcome to a held row; counts it and wakes the claim loop where it frees rows. */
@@ -788,10 +908,15 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
   }
 
   #failureOutcome(attempt: number): Outcome {
-    const { maxAttempts, backoff } = this.#settings;
+    const { maxAttempts } = this.#settings;
     if (maxAttempts !== undefined && attempt >= maxAttempts) return deadLetter();
+    return this.#retryOutcome(attempt);
+  }
+
+  /** A retry after the backoff of `attempt` (at once where the table has no `runAt` column). */
+  #retryOutcome(attempt: number): Outcome {
     if (this.table.columns.runAt === undefined) return retry();
-    return retryAfter(backoffDelay(attempt, backoff));
+    return retryAfter(backoffDelay(attempt, this.#settings.backoff));
   }
 
   #settlementFor(outcome: Outcome): Settlement {

@@ -30,7 +30,8 @@ export interface DeliveryScope {
   failed(error: unknown): void;
   /**
    * The delivery ended: settled by `outcome`, or, with `outcome` undefined, its settlement failed
-   * with `error` (lease lost, broker closed, database error). `handlerMs` is how long the handler ran.
+   * with `error` (lease lost, broker closed, database error). `handlerMs` is how long the handler ran,
+   * in milliseconds, as the `settled` event's `handlerMs` counts it.
    */
   end(outcome: Outcome["kind"] | undefined, handlerMs: number, error?: unknown): void;
 }

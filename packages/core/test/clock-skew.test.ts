@@ -39,3 +39,28 @@ describe("clock-skew options that cannot work are refused", () => {
     expect(monitor({})).not.toThrow();
   });
 });
+
+describe("a running subscription that stops claiming on clock skew logs the error", () => {
+  it("the error log carries err, a ClockSkewError, and the code CLOCK_SKEW", async () => {
+    const offset = { ms: 0 };
+    const logged: { message: string; details: Readonly<Record<string, unknown>> | undefined }[] = [];
+    const skew = new ClockSkewMonitor({
+      table,
+      databaseTime: async () => new Date(),
+      clock: () => new Date(Date.now() + offset.ms),
+      logger: { warn() {}, error: (message, details) => logged.push({ message, details }) },
+      options: { intervalMs: 1 },
+    });
+    await skew.assertAtSubscribe();
+    offset.ms = 15_000;
+    // Measured again once the 1 ms interval has passed: poll until the verdict turns.
+    const deadline = Date.now() + 5_000;
+    while ((await skew.mayClaim()) && Date.now() < deadline) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(logged).toHaveLength(1);
+    const details = logged[0]?.details ?? {};
+    expect(BrokerError.is(details.err, "CLOCK_SKEW")).toBe(true);
+    expect(details.code).toBe("CLOCK_SKEW");
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  AuthenticationError,
   BatchRolledBackError,
   BrokerError,
   ClosedError,
@@ -8,6 +9,7 @@ import {
   LeaseLostError,
   SchemaError,
   ServerTooOldError,
+  UnknownDatabaseError,
   UnsupportedFormError,
 } from "../src/index.js";
 
@@ -21,6 +23,8 @@ describe("errors carry stable codes", () => {
     [new ClosedError("m"), "CLOSED"],
     [new BatchRolledBackError("m"), "BATCH_ROLLED_BACK"],
     [new InvalidArgumentError("m"), "INVALID_ARGUMENT"],
+    [new AuthenticationError("m"), "AUTHENTICATION"],
+    [new UnknownDatabaseError("m"), "UNKNOWN_DATABASE"],
   ];
   for (const [error, code] of cases) {
     it(`${error.name} has the code ${code} and is a BrokerError`, () => {

@@ -99,11 +99,11 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
         }
       }
       if (failure !== undefined) {
-        if (claimed.length === 0)
-          throw normalizeError(failure, { table: table.name, operation: "advisory claim" });
+        const normalized = normalizeError(failure, { table: table.name, operation: "advisory claim" });
+        if (claimed.length === 0) throw normalized;
         logger.error(
           `Table "${table.name}" (advisory lock form): taking a row failed; going on with the rows already taken.`,
-          { error: failure },
+          { err: normalized, table: table.name },
         );
         return claimed;
       }
@@ -119,7 +119,10 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
         if (claimed.length === 0) throw error;
         logger.error(
           `Table "${table.name}" (advisory lock form): reading more candidates failed; going on with the rows already taken.`,
-          { error },
+          {
+            err: normalizeError(error, { table: table.name, operation: "advisory claim" }),
+            table: table.name,
+          },
         );
         return claimed;
       }

@@ -13,11 +13,14 @@ import {
   type DriverCapabilities,
   type DriverPublishOptions,
   driverCapabilities,
+  InvalidArgumentError,
   isolationLevels,
   type OpenOptions,
+  type OptionKeySet,
   type ProbeName,
   type PublishRow,
   type RowId,
+  refuseUnknownOptions,
   type TableDefinition,
 } from "@rowclaim/core";
 import type { PoolConnection } from "mysql2/promise";
@@ -29,7 +32,7 @@ import { MysqlLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { createOwnPool } from "./own-pool.js";
 import { MysqlProbes } from "./probe.js";
-import { publishClient, publishRows } from "./publish.js";
+import { assertInTransaction, publishClient, publishRows } from "./publish.js";
 import { MysqlRowLockClaimer } from "./row-lock.js";
 import { checkSchema, findClaimIndex } from "./schema-check.js";
 import { readServerInfo, type ServerInfo } from "./server-info.js";
@@ -68,6 +71,42 @@ export type MysqlDriverOptions = (
   readonly acquireTimeoutMs?: number;
 };
 
+/** The keys `createMysqlDriver()` takes (checked against the option types when it compiles). */
+const driverOptionKeys = Object.freeze(
+  Object.keys({
+    pool: true,
+    url: true,
+    connectionLimit: true,
+    assumeServerVersion: true,
+    skipProbes: true,
+    acquireTimeoutMs: true,
+  } satisfies OptionKeySet<MysqlDriverOptions>),
+);
+
+/**
+ * Refuses options `createMysqlDriver()` cannot work with, as `createBroker()` refuses its own:
+ * an unknown key (a misspelled `connectionLimt` would else leave the default pool), and a `url`
+ * that is not a `mysql://` (or `mariadb://`) URL.
+ *
+ * @throws {InvalidArgumentError} naming the key (and the nearest valid one) or the URL's form.
+ */
+function checkDriverOptions(options: object): void {
+  refuseUnknownOptions(options, driverOptionKeys, "createMysqlDriver()");
+  const url = (options as { url?: unknown }).url;
+  if (typeof url === "string" && url !== "" && !isMysqlUrl(url)) {
+    throw new InvalidArgumentError(
+      `createMysqlDriver({ url }): ${JSON.stringify(url.replace(/(\/\/[^/@:]*:)[^/@]*@/, "$1***@"))} is not a MySQL connection URL. Write it as "mysql://user:password@host:3306/database".`,
+    );
+  }
+}
+
+/** Whether `url` is a URL mysql2 reads as the user meant: `mysql://…` or `mariadb://…`. */
+function isMysqlUrl(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  const { protocol } = new URL(url);
+  return protocol === "mysql:" || protocol === "mariadb:";
+}
+
 /** What the MySQL driver offers: every form, FIFO in the row lock and lease forms, every isolation level. */
 export const mysqlCapabilities: DriverCapabilities = driverCapabilities({
   forms: ["rowLock", "lease", "advisory"],
@@ -103,11 +142,14 @@ export class MysqlDriver implements Driver {
 
   constructor(options: MysqlDriverOptions) {
     if (typeof options !== "object" || options === null) {
-      throw new DeclarationError("createMysqlDriver() needs { pool } (a mysql2/promise pool) or { url }.");
+      throw new InvalidArgumentError(
+        "createMysqlDriver() needs { pool } (a mysql2/promise pool) or { url }.",
+      );
     }
+    checkDriverOptions(options);
     if ("pool" in options) {
       if (typeof options.pool?.getConnection !== "function" || typeof options.pool.query !== "function") {
-        throw new DeclarationError(
+        throw new InvalidArgumentError(
           'createMysqlDriver({ pool }): pool must be a mysql2/promise pool (import { createPool } from "mysql2/promise").',
         );
       }
@@ -115,7 +157,7 @@ export class MysqlDriver implements Driver {
       this.#ownsPool = false;
     } else {
       if (typeof options.url !== "string" || options.url === "") {
-        throw new DeclarationError(
+        throw new InvalidArgumentError(
           'createMysqlDriver({ url }): url must be a connection URL such as "mysql://user:password@host:3306/database".',
         );
       }
@@ -124,7 +166,7 @@ export class MysqlDriver implements Driver {
     }
     const acquireTimeoutMs = options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
     if (typeof acquireTimeoutMs !== "number" || !Number.isFinite(acquireTimeoutMs) || acquireTimeoutMs < 1) {
-      throw new DeclarationError(
+      throw new InvalidArgumentError(
         `createMysqlDriver(): acquireTimeoutMs must be a number of milliseconds of at least 1, got ${String(acquireTimeoutMs)}.`,
       );
     }
@@ -268,6 +310,7 @@ export class MysqlDriver implements Driver {
     } catch (error) {
       throw normalizeError(error, { table: table.name, operation: "publish" });
     }
+    if (options.client !== undefined && rows.length > 0) await assertInTransaction(client, table);
     return publishRows(client, server, table, rows);
   }
 

@@ -5,6 +5,7 @@
  * @module
  */
 import {
+  AuthenticationError,
   BrokerError,
   type BrokerErrorCode,
   ConnectionLostError,
@@ -13,6 +14,7 @@ import {
   InvalidArgumentError,
   LockTimeoutError,
   SchemaError,
+  UnknownDatabaseError,
 } from "@rowclaim/core";
 
 /** What the driver does about a native error. */
@@ -40,8 +42,14 @@ export const errnoClasses: Readonly<Record<number, ErrorClass>> = Object.freeze(
   1146: { ...plain, code: "SCHEMA" },
   /** ER_BAD_FIELD_ERROR (unknown column) */
   1054: { ...plain, code: "SCHEMA" },
-  /** ER_BAD_DB_ERROR (unknown database) */
-  1049: { ...plain, code: "SCHEMA" },
+  /** ER_BAD_DB_ERROR (unknown database: the URL or pool names a database the server does not have) */
+  1049: { ...plain, code: "UNKNOWN_DATABASE" },
+  /** ER_ACCESS_DENIED_ERROR (wrong user or password) */
+  1045: { ...plain, code: "AUTHENTICATION" },
+  /** ER_DBACCESS_DENIED_ERROR (the user has no right to the database) */
+  1044: { ...plain, code: "AUTHENTICATION" },
+  /** ER_ACCESS_DENIED_NO_PASSWORD_ERROR (MySQL: a user that must log in another way) */
+  1698: { ...plain, code: "AUTHENTICATION" },
   /** ER_BAD_TABLE_ERROR */
   1051: { ...plain, code: "SCHEMA" },
   /** ER_WRONG_VALUE_COUNT_ON_ROW (dead-letter table with other columns) */
@@ -147,7 +155,8 @@ export interface ErrorContext {
 
 /**
  * Turns a native error into rowclaim's error where one fits (`SchemaError` for a missing table
- * or column, `InvalidArgumentError` for a value the column refuses); returns any other error
+ * or column, `InvalidArgumentError` for a value the column refuses, `AuthenticationError` and
+ * `UnknownDatabaseError` for a connection the server refuses); returns any other error
  * as it is. The native error is the `cause`.
  */
 export function normalizeError(error: unknown, context: ErrorContext): unknown {
@@ -180,6 +189,18 @@ export function normalizeError(error: unknown, context: ErrorContext): unknown {
   if (code === "LOCK_TIMEOUT") {
     return new LockTimeoutError(
       `Table "${context.table}" (${context.operation}): a row lock wait ran past innodb_lock_wait_timeout (${message}); the statement failed. Running it again may succeed.`,
+      { table: context.table, cause: error },
+    );
+  }
+  if (code === "AUTHENTICATION") {
+    return new AuthenticationError(
+      `Table "${context.table}" (${context.operation}): the server refused the connection's user or password, or the user has no right to the database (${message}). Check the user and password in the connection URL (or your pool's settings), or GRANT the user access.`,
+      { table: context.table, cause: error },
+    );
+  }
+  if (code === "UNKNOWN_DATABASE") {
+    return new UnknownDatabaseError(
+      `Table "${context.table}" (${context.operation}): the database the connection names does not exist on the server (${message}). Create it (CREATE DATABASE), or fix the database name in the connection URL (or your pool's settings).`,
       { table: context.table, cause: error },
     );
   }

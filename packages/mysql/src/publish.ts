@@ -2,7 +2,9 @@
  * Publishing: one multi-row `INSERT` per call, on the driver's pool or inside the caller's own
  * transaction (`client`). The ids come back in order: MariaDB by `INSERT … RETURNING`; MySQL,
  * which has no `RETURNING`, from `insertId` onwards (one multi-row statement takes consecutive
- * values, stepped by `auto_increment_increment`).
+ * values, stepped by `auto_increment_increment`). A statement over the server's
+ * `max_allowed_packet` is refused before it is sent, and a caller's connection is checked to be
+ * inside a transaction first.
  *
  * @module
  */
@@ -10,7 +12,7 @@ import { InvalidArgumentError, type PublishRow, type RowId, type TableDefinition
 import type { QueryableLike, ResultHeaderLike } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
 import type { ServerInfo } from "./server-info.js";
-import { insertStatement } from "./sql.js";
+import { type Bound, insertStatement } from "./sql.js";
 
 /**
  * Inserts `rows` on `client` and returns their ids in order. Never commits: inside a caller's
@@ -24,6 +26,7 @@ export async function publishRows(
 ): Promise<readonly RowId[]> {
   if (rows.length === 0) return [];
   const insert = insertStatement(table, server.version.family, rows);
+  assertFitsPacket(table, insert, server.maxAllowedPacket);
   let result: unknown;
   try {
     [result] = await client.query({ sql: insert.sql, values: insert.values, rowsAsArray: true });
@@ -55,6 +58,66 @@ export function publishClient(client: unknown, table: TableDefinition): Queryabl
   }
   throw new InvalidArgumentError(
     `publish(${table.name}, …, { client }): the MySQL driver takes a mysql2 connection (mysql2/promise, or a callback connection) inside a transaction you opened.`,
+    { table: table.name },
+  );
+}
+
+/**
+ * The fewest bytes `insert` can take on the wire: mysql2 sends values inside the statement's
+ * text, a `Buffer` as hexadecimal (`X'…'`, two characters a byte) and a string quoted (escapes
+ * only add to it). Other values count one byte, so the estimate never exceeds the truth.
+ */
+export function statementBytesAtLeast(insert: Bound): number {
+  let bytes = Buffer.byteLength(insert.sql);
+  for (const value of insert.values) {
+    if (Buffer.isBuffer(value)) bytes += value.byteLength * 2 + 3;
+    else if (typeof value === "string") bytes += Buffer.byteLength(value) + 2;
+    else bytes += 1;
+  }
+  return bytes;
+}
+
+/**
+ * Refuses a publish whose statement is over the server's `max_allowed_packet` before it is
+ * sent. Sent, the server answers with errno 1153 and closes the session, and the client may see
+ * the connection drop before it reads the answer: the same mistake would come back as
+ * `CONNECTION_LOST` one time in two, a transient error for a permanent one.
+ *
+ * @throws {InvalidArgumentError} the statement cannot fit.
+ */
+export function assertFitsPacket(table: TableDefinition, insert: Bound, maxAllowedPacket: number): void {
+  const bytes = statementBytesAtLeast(insert);
+  if (bytes <= maxAllowedPacket) return;
+  throw new InvalidArgumentError(
+    `publish(${table.name}): the INSERT would be at least ${bytes} bytes, over the server's max_allowed_packet of ${maxAllowedPacket} bytes (bytes payloads travel as hexadecimal, twice their size). Nothing was sent. Publish fewer or smaller rows (large files belong outside the queue table), or raise max_allowed_packet on the server.`,
+    { table: table.name },
+  );
+}
+
+/** mysql2's result header carries the server's status flags. */
+const SERVER_STATUS_IN_TRANS = 1;
+const SERVER_STATUS_AUTOCOMMIT = 2;
+
+/**
+ * Refuses a caller's connection that is not inside a transaction: the rows would commit at once.
+ * One `DO 0` asks the server; its answer's status flags say whether a transaction is open (or
+ * autocommit is off, so that the insert opens one the caller must commit). A publish with
+ * `client` costs this one round trip more.
+ *
+ * @throws {InvalidArgumentError} the connection is in autocommit mode outside a transaction.
+ */
+export async function assertInTransaction(client: QueryableLike, table: TableDefinition): Promise<void> {
+  let header: unknown;
+  try {
+    [header] = await client.query("DO 0");
+  } catch (error) {
+    throw normalizeError(error, { table: table.name, operation: "publish", statement: "DO 0" });
+  }
+  const status = (header as { serverStatus?: unknown }).serverStatus;
+  if (typeof status !== "number") return;
+  if ((status & SERVER_STATUS_IN_TRANS) !== 0 || (status & SERVER_STATUS_AUTOCOMMIT) === 0) return;
+  throw new InvalidArgumentError(
+    `publish(${table.name}, …, { client }): the connection is not inside a transaction (none was begun, or it already ended and the connection may be released), so the rows would commit at once. Call beginTransaction() on it first, and publish before commit().`,
     { table: table.name },
   );
 }

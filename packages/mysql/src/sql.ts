@@ -5,6 +5,13 @@
  * returns ids with `INSERT … RETURNING` on MariaDB, from `insertId` on MySQL; the error a
  * `NOWAIT` read raises), the variant is picked by {@link ServerFamily}.
  *
+ * Published as `@rowclaim/mysql/sql`, for tools and for drivers on another MySQL/MariaDB client
+ * (the `mariadb` connector, …): the per-table statements ({@link TableStatements},
+ * {@link SettlementStatements}, {@link insertStatement}, {@link createTableSql}, …), the
+ * transaction and lock statements, and the quoting ({@link quoteIdentifier}, {@link quoteTable},
+ * {@link quoteDefinedTable}). It imports nothing of `mysql2`. Its exports follow the driver's
+ * version, but are not yet a stable contract: pin the version you build on.
+ *
  * @module
  */
 import {
@@ -131,7 +138,7 @@ export const chainMarkSql = Object.freeze({
 });
 
 /** Server facts read at open: version, the auto-increment step (publish ids on MySQL), the connection's database. */
-export const serverInfoSql = "SELECT VERSION(), @@auto_increment_increment, DATABASE()";
+export const serverInfoSql = "SELECT VERSION(), @@auto_increment_increment, DATABASE(), @@max_allowed_packet";
 
 /** The columns a table has, for the startup check. Values: schema (or null for the connection's database), table name. */
 export const columnsSql =

@@ -1,6 +1,10 @@
-// The conformance suite is a certificate only if a broken driver fails it. Each case below
-// patches the MySQL/MariaDB driver in one small, deliberate way (a defect a driver author could
-// make) and runs the suite's test that must catch it: the test has to fail.
+// The conformance suite is a certificate only if a broken driver fails it. The suite's own
+// certificate runs without a database, on broken variants of the in-memory reference driver
+// (packages/conformance/test/memory-broken.test.ts). The cases kept here patch the MySQL/MariaDB
+// driver in one small, deliberate way each and run the suite's test that must catch it, because
+// they also prove what only the server can show: that this harness's hooks read the defect from
+// the server itself (claimIsolation from INNODB_TRX, advisoryKeyHeld from IS_USED_LOCK,
+// holdRowLock with a real FOR UPDATE) and that the version floor is the server's own.
 import {
   type CollectedTest,
   type ConformanceHarness,

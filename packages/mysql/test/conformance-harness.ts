@@ -179,9 +179,19 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
       return Number((rows as { held?: unknown }[])[0]?.held) === 1;
     },
     // A CHECK constraint refuses every processedAt value (the suite's tables name the column processed_at).
-    async refuseProcessedAt(table: TableDefinition) {
+    async refuseProcessedAt(table: TableDefinition, only?: RowId) {
       const constraint = `\`${table.name}_refuse_processed\``;
       const ref = quoteTable(table.name, table.schema);
+      if (only !== undefined) {
+        // A CHECK cannot name an AUTO_INCREMENT column: a trigger refuses that row's processedAt
+        // with a foreign key's error number, as a referencing row would.
+        await adminPool().query(
+          `CREATE TRIGGER ${constraint} BEFORE UPDATE ON ${ref} FOR EACH ROW BEGIN IF NEW.\`processed_at\` IS NOT NULL AND NEW.\`${table.columns.id}\` = ${Number(only)} THEN SIGNAL SQLSTATE '23000' SET MYSQL_ERRNO = 1451, MESSAGE_TEXT = 'processed_at refused by the conformance harness'; END IF; END`,
+        );
+        return async () => {
+          await adminPool().query(`DROP TRIGGER IF EXISTS ${constraint}`);
+        };
+      }
       await adminPool().query(
         `ALTER TABLE ${ref} ADD CONSTRAINT ${constraint} CHECK (\`processed_at\` IS NULL)`,
       );

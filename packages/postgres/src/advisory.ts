@@ -202,15 +202,15 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
         else if (outcome.value !== null) taken.push(outcome.value);
       }
       if (failure !== undefined) {
-        if (taken.length === 0)
-          throw normalizeError(failure, {
-            table: table.name,
-            form: "advisory lock",
-            statement: "advisory take",
-          });
+        const normalized = normalizeError(failure, {
+          table: table.name,
+          form: "advisory lock",
+          statement: "advisory take",
+        });
+        if (taken.length === 0) throw normalized;
         this.#options.logger.error(
           `Table "${table.name}" (advisory lock form): taking a row failed; keeping the rows already taken.`,
-          { error: failure },
+          { err: normalized, table: table.name },
         );
         return "stopped";
       }

@@ -6,6 +6,7 @@
  * @module
  */
 import {
+  AuthenticationError,
   BrokerError,
   type BrokerErrorCode,
   ConnectionLostError,
@@ -15,6 +16,7 @@ import {
   InvalidArgumentError,
   SchemaError,
   ServerTooOldError,
+  UnknownDatabaseError,
   UnsupportedFormError,
 } from "@rowclaim/core";
 
@@ -38,6 +40,9 @@ export const sqlStateCodes: Readonly<Record<string, BrokerErrorCode>> = Object.f
   "22008": "INVALID_ARGUMENT", // datetime_field_overflow
   "23": "CONSTRAINT", // integrity constraint violations (not null, unique, check, foreign key, exclusion)
   "0A000": "SCHEMA", // feature_not_supported (FOR UPDATE on a view, a cached plan whose columns changed)
+  "28P01": "AUTHENTICATION", // invalid_password
+  "28000": "AUTHENTICATION", // invalid_authorization_specification (no such role, no pg_hba.conf entry)
+  "3D000": "UNKNOWN_DATABASE", // invalid_catalog_name (the database does not exist)
 });
 
 /** The SQLSTATE of a native error, if it has one. */
@@ -58,11 +63,21 @@ export function codeForError(error: unknown): BrokerErrorCode | undefined {
 }
 
 const connectionStates = new Set(["57P01", "57P02", "57P03", "53300"]);
-const socketCodes = new Set(["ECONNRESET", "EPIPE", "ECONNREFUSED", "ETIMEDOUT", "ENOTCONN"]);
+const socketCodes = new Set([
+  "ECONNRESET",
+  "EPIPE",
+  "ECONNREFUSED",
+  "ETIMEDOUT",
+  "ENOTCONN",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+]);
 
 /**
  * Whether the error means the connection is gone (or cannot be trusted): class 08, the server
- * ending the session (57P01–57P03), a socket error, or `pg`'s own "Connection terminated".
+ * ending the session (57P01–57P03), a socket error (a host name that does not resolve
+ * included), or `pg`'s own "Connection terminated".
  */
 export function isConnectionLost(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
@@ -140,6 +155,16 @@ export function normalizeError(error: unknown, context: ErrorContext): unknown {
       return new ConnectionTimeoutError(
         `${where}: no connection could be had from the pool in time (${native}). Make the pool larger or run fewer workers.`,
         { ...options, waitedMs: Number.NaN },
+      );
+    case "AUTHENTICATION":
+      return new AuthenticationError(
+        `${where}: PostgreSQL refused the connection's user or password (${native}). Check the user and password in the connection URL (or your pool's settings), and that the role exists and may log in.`,
+        options,
+      );
+    case "UNKNOWN_DATABASE":
+      return new UnknownDatabaseError(
+        `${where}: the database the connection names does not exist on the server (${native}). Create it (CREATE DATABASE), or fix the database name in the connection URL (or your pool's settings).`,
+        options,
       );
     case "INVALID_ARGUMENT":
       return new InvalidArgumentError(

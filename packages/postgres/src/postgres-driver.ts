@@ -15,9 +15,11 @@ import {
   driverCapabilities,
   InvalidArgumentError,
   type OpenOptions,
+  type OptionKeySet,
   type ProbeName,
   type PublishRow,
   type RowId,
+  refuseUnknownOptions,
   type TableDefinition,
   type WakeListener,
 } from "@rowclaim/core";
@@ -94,11 +96,63 @@ export type PostgresDriverOptions = PostgresConnectionOptions & {
   readonly skipProbes?: readonly ProbeName[];
 };
 
+/** The keys `createPostgresDriver()` takes (checked against the option types when it compiles). */
+const driverOptionKeys = Object.freeze(
+  Object.keys({
+    pool: true,
+    url: true,
+    max: true,
+    applicationName: true,
+    notify: true,
+    assumeServerVersion: true,
+    acquireTimeoutMs: true,
+    skipProbes: true,
+  } satisfies OptionKeySet<PostgresDriverOptions>),
+);
+
+/**
+ * Whether `url` is a connection string `pg` reads as the user meant: a `postgres://` or
+ * `postgresql://` URL, a `socket:` URL, or a socket folder (`/var/run/postgresql`). `pg` reads
+ * anything else as a path relative to `postgres://base`, and the first connection then fails
+ * with `getaddrinfo ENOTFOUND base`.
+ */
+function isPostgresUrl(url: string): boolean {
+  if (url.startsWith("/")) return true;
+  if (!URL.canParse(url)) return false;
+  const { protocol } = new URL(url);
+  return protocol === "postgres:" || protocol === "postgresql:" || protocol === "socket:";
+}
+
+/** A connection string as a message may show it: any password is masked. */
+function maskedUrl(url: string): string {
+  return url.replace(/(\/\/[^/@:]*:)[^/@]*@/, "$1***@");
+}
+
+/**
+ * Refuses options `createPostgresDriver()` cannot work with: an unknown key (a misspelled
+ * `maxx` would else be ignored), and a `url` that is not a PostgreSQL connection URL.
+ *
+ * @throws {InvalidArgumentError} naming the key (and the nearest valid one) or the URL's form.
+ */
+function checkDriverOptions(options: object): void {
+  refuseUnknownOptions(options, driverOptionKeys, "createPostgresDriver()");
+  const url = (options as { url?: unknown }).url;
+  if (typeof url === "string" && url !== "" && !isPostgresUrl(url)) {
+    throw new InvalidArgumentError(
+      `createPostgresDriver({ url }): ${JSON.stringify(maskedUrl(url))} is not a PostgreSQL connection URL. Write it as "postgres://user:password@host:5432/database" (or "socket:/path/to/socket/folder?db=database").`,
+    );
+  }
+}
+
 /** The PostgreSQL driver: a core `Driver` whose `name` and `dialect` are `"postgres"`. */
 export interface PostgresDriver extends Driver {
   readonly name: "postgres";
   readonly dialect: "postgres";
-  /** The pool the driver runs on (its own with `url`, else yours). */
+  /**
+   * The pool the driver runs on (its own with `url`, else yours), typed as the small interface the
+   * driver needs (`query({ text, values })`, `connect()`). For queries of your own, create a
+   * `pg.Pool`, pass it as `{ pool }` and use it directly.
+   */
   readonly pool: PoolLike;
   /**
    * Type only: transactional handler bodies (`delivery.transaction(async (client) => …)`) receive
@@ -126,6 +180,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       "createPostgresDriver() needs { pool } (a pg.Pool you own) or { url } (a connection string).",
     );
   }
+  checkDriverOptions(options);
   let pool: PoolLike;
   let ownsPool: boolean;
   if ("pool" in options && options.pool !== undefined) {

@@ -1,7 +1,8 @@
 /**
  * Publishing: one multi-row `INSERT … RETURNING id` (ids in order), in the caller's own
  * transaction when it passes its client, with `pg_notify` in the same statement when the
- * driver was created with `notify: true`.
+ * driver was created with `notify: true`. A client given is checked to be inside a transaction
+ * first (it would otherwise autocommit the rows).
  *
  * @module
  */
@@ -30,14 +31,15 @@ export class Publisher {
   /** Inserts `rows` into `table` and returns their ids in order; in `client`'s transaction when given. */
   async publish(table: TableDefinition, rows: readonly PublishRow[], client: unknown): Promise<RowId[]> {
     if (rows.length === 0) return [];
-    const target = client === undefined ? undefined : asQueryable(table, client);
+    const given = client === undefined ? undefined : asQueryable(table, client);
     const perRow = 5 + table.extraColumns.length;
     const chunkSize = Math.max(1, Math.floor(MAX_PARAMS / perRow));
     const chunks: PublishRow[][] = [];
     for (let start = 0; start < rows.length; start += chunkSize)
       chunks.push(rows.slice(start, start + chunkSize));
     try {
-      if (target !== undefined) return await this.#insertChunks(target, table, chunks);
+      if (given !== undefined)
+        return await this.#insertChunks(await inTransaction(table, given), table, chunks);
       if (chunks.length === 1) return await this.#insertChunks(this.#pool, table, chunks);
       const connection = await HeldConnection.acquire(this.#pool);
       try {
@@ -126,6 +128,49 @@ function asQueryable(table: TableDefinition, client: unknown): QueryableLike {
   }
   throw new InvalidArgumentError(
     `publish(${table.name}, …, { client }): the PostgreSQL driver takes a pg client (pg.Client or a pg.PoolClient) inside a transaction you opened with BEGIN.`,
+    { table: table.name },
+  );
+}
+
+/** A client whose transaction status `pg` reports (`pg.Client#getTransactionStatus`, pg 8.12+). */
+interface StatusReporting extends QueryableLike {
+  /** `"I"` idle, `"T"` in a transaction, `"E"` in a failed transaction; `null` before the first statement. */
+  getTransactionStatus(): string | null;
+}
+
+function reportsStatus(client: QueryableLike): client is StatusReporting {
+  return typeof (client as { getTransactionStatus?: unknown }).getTransactionStatus === "function";
+}
+
+/**
+ * Refuses a client that is not inside a transaction: a publish on it would commit its rows at
+ * once, whatever the caller's transaction then does. `pg` tracks the status the server reports
+ * after every statement, so a client inside a transaction costs nothing; one that reports idle
+ * (a released client, a `BEGIN` never sent, or one still queued) is asked once more with
+ * `SELECT 1`, queued behind whatever the caller sent, before it is refused. A pool (`pg.Pool`)
+ * is never a transaction. A client that does not report its status (an older `pg`, another
+ * library) cannot be checked and is taken as it is.
+ *
+ * @throws {InvalidArgumentError} the client is a pool, or is not in a transaction, or is in a failed one.
+ */
+async function inTransaction(table: TableDefinition, client: QueryableLike): Promise<QueryableLike> {
+  if ("totalCount" in client && "idleCount" in client) {
+    throw new InvalidArgumentError(
+      `publish(${table.name}, …, { client }): client is a pool, not a client inside a transaction; the rows would commit at once. Check a client out (await pool.connect()), send BEGIN on it, and pass that client.`,
+      { table: table.name },
+    );
+  }
+  if (!reportsStatus(client)) return client;
+  let status = client.getTransactionStatus();
+  if (status !== "T" && status !== "E") {
+    await client.query({ text: "SELECT 1" });
+    status = client.getTransactionStatus();
+  }
+  if (status === "T") return client;
+  throw new InvalidArgumentError(
+    status === "E"
+      ? `publish(${table.name}, …, { client }): the client's transaction failed (an earlier statement in it was refused) and must be rolled back; nothing can be published in it.`
+      : `publish(${table.name}, …, { client }): the client is not inside a transaction (BEGIN was not sent, or the transaction already ended and the client may be released), so the rows would commit at once. Send BEGIN on the client first, and publish before COMMIT.`,
     { table: table.name },
   );
 }

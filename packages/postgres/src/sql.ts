@@ -3,6 +3,13 @@
  * built here once per subscription (when the claimer opens) from the table's definition: every
  * identifier goes through {@link quoteIdent}, every value travels as a named parameter.
  *
+ * Published as `@rowclaim/postgres/sql`, for tools and for drivers on another PostgreSQL client
+ * (postgres.js, PGlite, …): the statement builders ({@link leaseClaimSql}, {@link rowLockClaimSql},
+ * {@link advisoryCandidatesSql}, {@link settleStatements}, {@link publishSql}, {@link schemaSql}, …),
+ * {@link statementValues} to turn a {@link Statement}'s named parameters into positional values,
+ * and the quoting ({@link quoteIdent}, {@link tableRef}). It imports nothing of `pg`. Its exports
+ * follow the driver's version, but are not yet a stable contract: pin the version you build on.
+ *
  * @module
  */
 import { createHash } from "node:crypto";

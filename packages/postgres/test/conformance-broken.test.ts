@@ -1,9 +1,12 @@
-// The conformance suite is a certificate only if a broken driver fails it. Each case below
-// patches the PostgreSQL driver in one small, deliberate way (a defect a driver author could
-// make) and runs the suite's test that must catch it: the test has to fail.
+// The conformance suite is a certificate only if a broken driver fails it. The suite's own
+// certificate runs without a database, on broken variants of the in-memory reference driver
+// (packages/conformance/test/memory-broken.test.ts). The cases kept here patch the PostgreSQL
+// driver in one small, deliberate way each and run the suite's test that must catch it, because
+// they also prove what only the server can show: that this harness's hooks read the defect from
+// PostgreSQL itself (claimIsolation from the locking session, advisoryKeyHeld from pg_locks,
+// holdRowLock with a real FOR UPDATE) and that the version floor is PostgreSQL's own.
 import {
   advisorySuite,
-  batchSuite,
   type CollectedTest,
   type ConformanceHarness,
   collectConformanceTests,
@@ -171,44 +174,6 @@ describe("a driver without a version check fails the SERVER_TOO_OLD test", () =>
         "a subscription on a server older than the driver's floor fails at startup with SERVER_TOO_OLD for every table the floor covers, and claims nothing",
       ).run(),
     ).rejects.toThrow(/expected SERVER_TOO_OLD/);
-  });
-});
-
-/** Slow but correct: every advisory settlement returns 300 ms after its statement committed. */
-function slowToReturnFromSettlements(driver: Driver): Driver {
-  return withOpen(driver, async (table, options) => {
-    const claimer = await driver.open(table, options);
-    if (claimer.form !== "advisory") return claimer;
-    const advisory = claimer as AdvisoryClaimer<PostgresAdvisoryToken>;
-    return new Proxy(advisory, {
-      get(target, property) {
-        if (property === "settle") {
-          return async (...args: Parameters<typeof advisory.settle>) => {
-            await target.settle(...args);
-            await new Promise((resolve) => setTimeout(resolve, 300));
-          };
-        }
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-  });
-}
-
-describe("a slow but correct driver passes the tests that count settlements", () => {
-  const test = collected(
-    postgresHarness({
-      url,
-      name: "postgres slow to return from settlements",
-      tablePrefix: "rcb_slow_",
-      wrap: slowToReturnFromSettlements,
-    }),
-    batchSuite,
-  );
-  // The broker counts an ack once settle() returned, here 300 ms after the row is gone: a test
-  // reading stats.acked as soon as the table is empty fails every time.
-  it("passes [advisory] without batch, a claim takes up to workers rows", async () => {
-    expect(await test("[advisory] without batch, a claim takes up to workers rows").run()).toBe("passed");
   });
 });
 

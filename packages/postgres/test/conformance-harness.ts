@@ -160,10 +160,11 @@ export function postgresHarness(options: PostgresHarnessOptions): ConformanceHar
       return result.rows[0]?.held === true;
     },
     // A CHECK constraint refuses every processedAt value (the suite's tables name the column processed_at).
-    async refuseProcessedAt(table: TableDefinition) {
+    async refuseProcessedAt(table: TableDefinition, only?: RowId) {
       const constraint = quoteIdent(`${table.name}_refuse_processed`);
+      const which = only === undefined ? "" : ` OR ${quoteIdent(table.columns.id)} <> ${Number(only)}`;
       await admin.query(
-        `ALTER TABLE ${tableRef(table)} ADD CONSTRAINT ${constraint} CHECK (${quoteIdent("processed_at")} IS NULL)`,
+        `ALTER TABLE ${tableRef(table)} ADD CONSTRAINT ${constraint} CHECK (${quoteIdent("processed_at")} IS NULL${which})`,
       );
       return async () => {
         await admin.query(`ALTER TABLE ${tableRef(table)} DROP CONSTRAINT ${constraint}`);

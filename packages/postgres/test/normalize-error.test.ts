@@ -34,6 +34,9 @@ const sqlStateNames: Readonly<Record<string, string>> = {
   "22008": "datetime field overflow",
   "08006": "connection failure",
   XX000: "internal error",
+  "28P01": "invalid password",
+  "28000": "invalid authorization specification",
+  "3D000": "invalid catalog name",
 };
 
 /** `SQLSTATE 42P01 (undefined table)`. */
@@ -65,6 +68,9 @@ describe("normalizing PostgreSQL errors by SQLSTATE", () => {
     ["57P03", "CONNECTION_LOST"],
     ["08006", "CONNECTION_LOST"],
     ["XX000", undefined],
+    ["28P01", "AUTHENTICATION"],
+    ["28000", "AUTHENTICATION"],
+    ["3D000", "UNKNOWN_DATABASE"],
   ];
   for (const [state, code] of cases) {
     const name =
@@ -102,6 +108,11 @@ describe("normalizing PostgreSQL errors by SQLSTATE", () => {
     [
       "a socket error ECONNRESET",
       Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }),
+      "CONNECTION_LOST",
+    ],
+    [
+      "a host name that does not resolve (ENOTFOUND)",
+      Object.assign(new Error("getaddrinfo ENOTFOUND db.invalid"), { code: "ENOTFOUND" }),
       "CONNECTION_LOST",
     ],
     [

@@ -1,7 +1,18 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { payOrder } from "./example/publish-in-transaction.js";
 import { sendEmails } from "./example/usage.js";
 import { TestDb, uniqueName } from "./helpers.js";
+
+/** Expects the README to hold the lines of `file` between `// <region>:start` and `:end`, unindented once. */
+function expectReadmeShows(file: string, region: string): void {
+  const source = readFileSync(new URL(file, import.meta.url), "utf8");
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const block = new RegExp(`// ${region}:start\\n([\\s\\S]*?)\\n\\s*// ${region}:end`).exec(source)?.[1];
+  expect(block, region).toBeDefined();
+  const lines = (block ?? "").split("\n").map((line) => line.replace(/^ {2}/, ""));
+  expect(readme).toContain(lines.join("\n"));
+}
 
 let db: TestDb;
 beforeAll(async () => {
@@ -26,11 +37,29 @@ describe("the README's usage example", () => {
   });
 
   it("is what the README shows, line for line", () => {
-    const source = readFileSync(new URL("./example/usage.ts", import.meta.url), "utf8");
-    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-    const block = /\/\/ usage:start\n([\s\S]*?)\n\s*\/\/ usage:end/.exec(source)?.[1];
-    expect(block).toBeDefined();
-    const lines = (block ?? "").split("\n").map((line) => line.replace(/^ {2}/, ""));
-    expect(readme).toContain(lines.join("\n"));
+    expectReadmeShows("./example/usage.ts", "usage");
+  });
+});
+
+describe("the README's publishing-inside-your-transaction example", () => {
+  it("runs on a pg.Pool of your own: the order is paid and its email row published, in one commit", async () => {
+    const orders = uniqueName("rc_readme_orders");
+    const emails = uniqueName("rc_readme_emails");
+    try {
+      await db.query(`CREATE TABLE "${orders}" (id int PRIMARY KEY, state text NOT NULL)`);
+      await db.query(`INSERT INTO "${orders}" VALUES (7, 'open')`);
+      await db.query(`CREATE TABLE "${emails}" (id bigserial PRIMARY KEY, payload jsonb NOT NULL)`);
+      await payOrder(db.url, `"${orders}"`, emails, 7);
+      expect(await db.query(`SELECT state FROM "${orders}"`)).toEqual([{ state: "paid" }]);
+      expect(await db.query(`SELECT payload FROM "${emails}"`)).toEqual([
+        { payload: { to: "ada@example.com" } },
+      ]);
+    } finally {
+      await db.query(`DROP TABLE IF EXISTS "${orders}", "${emails}"`);
+    }
+  });
+
+  it("is what the README shows, line for line", () => {
+    expectReadmeShows("./example/publish-in-transaction.ts", "transactional-publish");
   });
 });

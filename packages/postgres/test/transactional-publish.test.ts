@@ -65,4 +65,44 @@ describe("publish inside the caller's transaction", () => {
     });
     await broker.close();
   });
+
+  it("a client that never sent BEGIN, a pool, and a client in a failed transaction are refused with INVALID_ARGUMENT and write nothing", async () => {
+    const table = await db.create(describeTable("lease", uniqueName("rc_txpub_none")));
+    const broker = createBroker({ driver: db.driver(), logger: silentLogger });
+    const client = await db.pool.connect();
+    try {
+      await expect(broker.publish(table, "autocommit", { client })).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+      });
+      await expect(broker.publish(table, "a pool", { client: db.pool })).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+      });
+      await client.query("BEGIN");
+      await client.query("SELECT 1/0").catch(() => undefined);
+      await expect(broker.publish(table, "failed", { client })).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+      });
+      await client.query("ROLLBACK");
+    } finally {
+      client.release();
+    }
+    expect(await db.rows(table)).toEqual([]);
+    await broker.close();
+  });
+
+  it("a BEGIN sent without waiting for it counts: the publish joins the transaction", async () => {
+    const table = await db.create(describeTable("lease", uniqueName("rc_txpub_queued")));
+    const broker = createBroker({ driver: db.driver(), logger: silentLogger });
+    const client = await db.pool.connect();
+    try {
+      const begun = client.query("BEGIN");
+      await broker.publish(table, "queued", { client });
+      await begun;
+      await client.query("ROLLBACK");
+    } finally {
+      client.release();
+    }
+    expect(await db.rows(table)).toEqual([]);
+    await broker.close();
+  });
 });

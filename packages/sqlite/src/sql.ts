@@ -3,6 +3,13 @@
  * through {@link quoteIdentifier}; values always travel as parameters (named `@…` parameters,
  * or `?` in the publish insert). Times are INTEGER milliseconds since the Unix epoch.
  *
+ * Published as `@rowclaim/sqlite/sql`, for tools and for drivers on another SQLite binding
+ * (`node:sqlite`, …): the statement builders ({@link leaseClaimSql}, {@link advisoryCandidatesSql},
+ * {@link settlementSql}, {@link publishSql}, …) and the quoting ({@link quoteIdentifier},
+ * {@link qualifiedTable}, {@link quoteColumns}). It imports nothing of `better-sqlite3`, which
+ * loading this entry point does not load. Its exports follow the driver's version, but are not yet
+ * a stable contract: pin the version you build on.
+ *
  * @module
  */
 import { DeclarationError, type TableDefinition } from "@rowclaim/core";

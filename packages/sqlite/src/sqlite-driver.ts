@@ -5,6 +5,8 @@
  *
  * @module
  */
+
+import { dirname, resolve } from "node:path";
 import {
   type Claimer,
   ClosedError,
@@ -14,8 +16,10 @@ import {
   driverCapabilities,
   InvalidArgumentError,
   type OpenOptions,
+  type OptionKeySet,
   type PublishRow,
   type RowId,
+  refuseUnknownOptions,
   type TableDefinition,
   UnsupportedFormError,
 } from "@rowclaim/core";
@@ -79,6 +83,45 @@ export interface SqliteDatabaseOptions extends SqliteDriverCommonOptions {
 /** What {@link createSqliteDriver} takes. */
 export type SqliteDriverOptions = SqliteFileOptions | SqliteDatabaseOptions;
 
+/** The keys `createSqliteDriver()` takes (checked against the option types when it compiles). */
+const driverOptionKeys = Object.freeze(
+  Object.keys({
+    filename: true,
+    database: true,
+    busyTimeout: true,
+    synchronous: true,
+    busyRetry: true,
+  } satisfies OptionKeySet<SqliteDriverOptions>),
+);
+
+/**
+ * Opens `filename` with better-sqlite3, turning its refusals into errors that name the fix: a
+ * folder that does not exist (better-sqlite3 throws a bare `TypeError`), or a file SQLite cannot
+ * open (`SQLITE_CANTOPEN`: no permission, or the name is a folder).
+ *
+ * @throws {InvalidArgumentError} the file cannot be opened.
+ */
+function openFile(filename: string, timeout: number): Database.Database {
+  try {
+    return new Database(filename, { timeout });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof TypeError && /directory does not exist/i.test(message)) {
+      throw new InvalidArgumentError(
+        `createSqliteDriver({ filename }): the folder ${JSON.stringify(dirname(resolve(filename)))} does not exist, so ${JSON.stringify(filename)} cannot be created. Create the folder first (mkdir -p), or name a file in a folder that exists.`,
+        { cause: error },
+      );
+    }
+    if ((error as { code?: unknown }).code === "SQLITE_CANTOPEN") {
+      throw new InvalidArgumentError(
+        `createSqliteDriver({ filename }): SQLite cannot open ${JSON.stringify(filename)} (${message}). Check that the name is a file, not a folder, and that this process may read and write it and its folder.`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
 /** The default `busyTimeout` of a driver that opens its own file, in milliseconds. */
 export const DEFAULT_BUSY_TIMEOUT_MS = 200;
 
@@ -116,6 +159,7 @@ export class SqliteDriver implements Driver {
     if (typeof options !== "object" || options === null) {
       throw new InvalidArgumentError("createSqliteDriver() needs { filename } or { database }.");
     }
+    refuseUnknownOptions(options, driverOptionKeys, "createSqliteDriver()");
     this.#busy = busyRetryPolicy(options.busyRetry);
     if ("database" in options && options.database !== undefined) {
       if (!isDatabase(options.database)) {
@@ -138,7 +182,7 @@ export class SqliteDriver implements Driver {
           `createSqliteDriver({ synchronous }): ${JSON.stringify(synchronous)} is not "full" or "normal".`,
         );
       }
-      const db = new Database(options.filename, { timeout });
+      const db = openFile(options.filename, timeout);
       try {
         db.pragma(walJournalPragma);
         db.pragma(synchronousPragma[synchronous ?? "full"]);
@@ -184,8 +228,9 @@ export class SqliteDriver implements Driver {
 
   /**
    * Inserts the rows in one multi-row `INSERT … RETURNING` (chunked below SQLite's parameter
-   * limit, in one transaction). With `client` (a better-sqlite3 `Database`, usually inside a
-   * transaction the caller opened) the rows are inserted there and nothing is committed.
+   * limit, in one transaction). With `client` (a better-sqlite3 `Database` inside a transaction
+   * the caller opened; `db.inTransaction` is checked, at no cost) the rows are inserted there and
+   * nothing is committed.
    */
   async publish(
     table: TableDefinition,
@@ -204,6 +249,12 @@ export class SqliteDriver implements Driver {
       if (!isDatabase(client)) {
         throw new InvalidArgumentError(
           `publish(${table.name}, …, { client }): the SQLite driver takes a better-sqlite3 Database as client.`,
+          { table: table.name },
+        );
+      }
+      if (!client.open || !client.inTransaction) {
+        throw new InvalidArgumentError(
+          `publish(${table.name}, …, { client }): the Database ${client.open ? "is not inside a transaction" : "is closed"}, so the rows would ${client.open ? "commit at once" : "go nowhere"}. Run BEGIN (or db.transaction()) on it first, and publish before COMMIT; to publish on its own, leave client out.`,
           { table: table.name },
         );
       }

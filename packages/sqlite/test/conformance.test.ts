@@ -75,10 +75,12 @@ function sqliteHarness(name: string, tablePrefix: string, pools: "driver" | "use
     },
     // SQLite cannot add a CHECK constraint to a table: a trigger refuses every processedAt value
     // instead (the suite's tables name the column processed_at).
-    refuseProcessedAt: async (table) => {
+    refuseProcessedAt: async (table, only) => {
       const trigger = quoteIdentifier(`${table.name}_refuse_processed`);
+      const which =
+        only === undefined ? "" : ` AND NEW.${quoteIdentifier(table.columns.id)} = ${Number(only)}`;
       admin.exec(
-        `CREATE TRIGGER ${trigger} BEFORE UPDATE OF ${quoteIdentifier("processed_at")} ON ${tableName(table)} WHEN NEW.${quoteIdentifier("processed_at")} IS NOT NULL BEGIN SELECT RAISE(ABORT, 'processed_at refused by the conformance harness'); END`,
+        `CREATE TRIGGER ${trigger} BEFORE UPDATE OF ${quoteIdentifier("processed_at")} ON ${tableName(table)} WHEN NEW.${quoteIdentifier("processed_at")} IS NOT NULL${which} BEGIN SELECT RAISE(ABORT, 'processed_at refused by the conformance harness'); END`,
       );
       return async () => {
         admin.exec(`DROP TRIGGER IF EXISTS ${trigger}`);

@@ -7,6 +7,7 @@
  * @module
  */
 import type { ClaimFormName, TableDefinition } from "@rowclaim/core";
+import { loadForDialect } from "../driver-packages.js";
 import type { Target } from "../target.js";
 
 /** A hand-written claim-handle-settle loop over one table. */
@@ -82,15 +83,15 @@ export function leaseExpiry(table: TableDefinition, now = Date.now()): Date {
 export async function openHandWrittenLoop(target: Target, options: LoopOptions): Promise<HandWrittenLoop> {
   switch (target.dialect) {
     case "postgres": {
-      const { openPostgresLoop } = await import("./postgres-loop.js");
+      const { openPostgresLoop } = await loadForDialect("postgres", () => import("./postgres-loop.js"));
       return openPostgresLoop(target.url, options);
     }
     case "mysql": {
-      const { openMysqlLoop } = await import("./mysql-loop.js");
+      const { openMysqlLoop } = await loadForDialect("mysql", () => import("./mysql-loop.js"));
       return openMysqlLoop(target.url, options);
     }
     case "sqlite": {
-      const { openSqliteLoop } = await import("./sqlite-loop.js");
+      const { openSqliteLoop } = await loadForDialect("sqlite", () => import("./sqlite-loop.js"));
       return openSqliteLoop(target.filename, options);
     }
   }

@@ -19,6 +19,7 @@
 import { createHash } from "node:crypto";
 import type { TableDefinition } from "@rowclaim/core";
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
+import { loadForDialect } from "../driver-packages.js";
 import {
   type HandWrittenLoop,
   keyColumns,
@@ -103,7 +104,7 @@ function lockName(database: string, key: string): string {
 /** Opens the hand-written loop of `options.form` on the MySQL/MariaDB database at `url`. */
 export async function openMysqlLoop(url: string, options: LoopOptions): Promise<HandWrittenLoop> {
   const { table, form } = options;
-  const mysql = await import("mysql2/promise");
+  const mysql = await loadForDialect("mysql", () => import("mysql2/promise"));
   const pool: Pool = mysql.createPool({
     uri: url,
     connectionLimit: options.connections,

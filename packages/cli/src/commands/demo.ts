@@ -296,8 +296,25 @@ async function runDemo(session: DatabaseSession, settings: DemoSettings, io: Com
       ? ""
       : ` Count them with: rowclaim status --url URL --table ${results.map((r) => r.table).join(",")}`;
     io.stdout.write(`\nEvery job was handled or dead-lettered.${statusHint}\n`);
+    io.stdout.write(`${formatRateNote(settings.workMs)}\n`);
   }
   return EXIT_OK;
+}
+
+/**
+ * What the summary's rows/s count: the demo's handlers sleep and fail on purpose, so it is not the
+ * library's throughput (`rowclaim bench` measures that).
+ */
+export function formatRateNote(workMs: number): string {
+  const work =
+    workMs > 0
+      ? `each handler sleeps up to ${workMs} ms on purpose (--work-ms ${workMs}, 0 for none)`
+      : "handlers do no simulated work (--work-ms 0)";
+  return [
+    `rows/s is not rowclaim's throughput: ${work},`,
+    "and about 11 % of jobs fail on purpose and wait out their retry backoff (20 to 200 ms).",
+    "To measure throughput, run rowclaim bench.",
+  ].join("\n");
 }
 
 /** The demo's summary: one line per table and a total. */

@@ -3,12 +3,6 @@ import { fileURLToPath } from "node:url";
 import { context, SpanKind } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
-  AggregationTemporality,
-  InMemoryMetricExporter,
-  MeterProvider,
-  PeriodicExportingMetricReader,
-} from "@opentelemetry/sdk-metrics";
-import {
   BasicTracerProvider,
   InMemorySpanExporter,
   type ReadableSpan,
@@ -20,6 +14,7 @@ import { createPostgresDriver } from "@rowclaim/postgres";
 import { databaseUrl } from "@rowclaim/tooling/test-env";
 import { describe, expect, test } from "vitest";
 import { uniquePrefix } from "../support.js";
+import { inMemoryMeter, lastMetric } from "./otel-support.js";
 import { leaseColumns, sqliteBroker, waitFor } from "./support.js";
 
 const publisher = fileURLToPath(new URL("./otel-publisher.mjs", import.meta.url));
@@ -35,13 +30,6 @@ function publishInChild(
       else resolve(JSON.parse(stdout));
     });
   });
-}
-
-function metric(exporter: InMemoryMetricExporter, name: string) {
-  const all = exporter
-    .getMetrics()
-    .flatMap((resource) => resource.scopeMetrics.flatMap((scope) => scope.metrics));
-  return all.filter((entry) => entry.descriptor.name === name).at(-1);
 }
 
 describe("OpenTelemetry on PostgreSQL, across processes", () => {
@@ -60,9 +48,7 @@ describe("OpenTelemetry on PostgreSQL, across processes", () => {
     });
     const spans = new InMemorySpanExporter();
     const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
-    const metrics = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    const reader = new PeriodicExportingMetricReader({ exporter: metrics, exportIntervalMillis: 3_600_000 });
-    const meterProvider = new MeterProvider({ readers: [reader] });
+    const { exporter: metrics, reader, meterProvider } = inMemoryMeter();
     const driver = createPostgresDriver({ url, max: 4 });
     await driver.pool.query({ text: driver.schemaSql(table) });
     const broker = createBroker({
@@ -93,17 +79,17 @@ describe("OpenTelemetry on PostgreSQL, across processes", () => {
       expect(handled).toEqual([{ tenant: "t1" }]);
 
       await reader.forceFlush();
-      const claimed = metric(metrics, "rowclaim.claimed");
+      const claimed = lastMetric(metrics, "rowclaim.claimed");
       expect(claimed?.dataPoints.reduce((sum, point) => sum + Number(point.value), 0)).toBe(1);
-      const settled = metric(metrics, "rowclaim.settled");
+      const settled = lastMetric(metrics, "rowclaim.settled");
       expect(settled?.dataPoints.map((point) => [point.attributes.outcome, point.value])).toEqual([
         ["ack", 1],
       ]);
-      const inWork = metric(metrics, "rowclaim.in_work");
+      const inWork = lastMetric(metrics, "rowclaim.in_work");
       expect(inWork?.dataPoints.map((point) => point.value)).toEqual([0]);
-      const handlerDuration = metric(metrics, "rowclaim.handler.duration");
+      const handlerDuration = lastMetric(metrics, "rowclaim.handler.duration");
       expect((handlerDuration?.dataPoints[0]?.value as { count: number } | undefined)?.count).toBe(1);
-      const claimDuration = metric(metrics, "rowclaim.claim.duration");
+      const claimDuration = lastMetric(metrics, "rowclaim.claim.duration");
       expect((claimDuration?.dataPoints[0]?.value as { count: number } | undefined)?.count).toBe(1);
     } finally {
       await broker.close();

@@ -1,0 +1,107 @@
+/**
+ * The lease form on the memory database: a claim writes `lockedUntil` (the token) and counts
+ * the attempt, and is over at once; an extension or a settlement takes effect only where the
+ * row still holds its token. A FIFO claim takes the group's head, and nothing while a row of
+ * the group holds a lease that has not run out.
+ *
+ * @module
+ */
+import {
+  type Claimed,
+  type LeaseClaimer,
+  type LeaseClaimRequest,
+  LeaseLostError,
+  type LeaseToken,
+  type RowId,
+  type Settlement,
+} from "@rowclaim/core";
+import { claimable, fifoHead, firstInClaimOrder, inGroup, type KeyedRow, unfinished } from "./claim-order.js";
+import { claimedRow } from "./claimed-row.js";
+import { type ClaimerContext, storedTable } from "./context.js";
+import { planSettlement } from "./settle.js";
+import { type MemoryRow, type MemoryTable, rowKey, timeOf } from "./store.js";
+
+/** The memory lease form's token: the expiry written into `lockedUntil`. */
+export type MemoryLeaseToken = LeaseToken;
+
+/** The lease claimer of one subscription. */
+export class MemoryLeaseClaimer implements LeaseClaimer<MemoryLeaseToken> {
+  readonly form = "lease";
+  readonly #context: ClaimerContext;
+  readonly #lockedUntil: string;
+
+  constructor(context: ClaimerContext) {
+    this.#context = context;
+    this.#lockedUntil = context.table.columns.lockedUntil as string;
+  }
+
+  async claim(request: LeaseClaimRequest): Promise<readonly Claimed<MemoryLeaseToken>[]> {
+    await this.#context.trip("claim");
+    const { table, group } = this.#context;
+    const data = storedTable(this.#context, "lease claim");
+    const picked = table.fifo
+      ? this.#fifoPick(data, request)
+      : firstInClaimOrder(
+          table,
+          data,
+          (row, key) => claimable(table, row, group, request.now) && !data.locks.has(key),
+          request.limit,
+        );
+    const { attempt } = table.columns;
+    return picked.map(({ key, row }) => {
+      const taken: Record<string, unknown> = { ...row, [this.#lockedUntil]: request.expiry };
+      if (attempt !== undefined) taken[attempt] = Number(row[attempt]) + 1;
+      data.rows.set(key, taken);
+      return { row: claimedRow(table, taken, true), token: { form: "lease", expiry: request.expiry } };
+    });
+  }
+
+  #fifoPick(data: MemoryTable, request: LeaseClaimRequest): KeyedRow[] {
+    const { table, group } = this.#context;
+    const now = request.now.getTime();
+    for (const row of data.rows.values()) {
+      const until = timeOf(row[this.#lockedUntil]);
+      if (until !== null && until > now && unfinished(table, row) && inGroup(table, row, group)) return [];
+    }
+    const head = fifoHead(table, data, group);
+    if (head === undefined || !claimable(table, head.row, group, request.now) || data.locks.has(head.key)) {
+      return [];
+    }
+    return [head];
+  }
+
+  /** Whether `row` still holds `token`. */
+  #holds(row: MemoryRow | undefined, token: MemoryLeaseToken): row is MemoryRow {
+    return row !== undefined && timeOf(row[this.#lockedUntil]) === token.expiry.getTime();
+  }
+
+  async extend(
+    held: readonly { readonly id: RowId; readonly token: MemoryLeaseToken }[],
+    expiry: Date,
+  ): Promise<readonly (MemoryLeaseToken | null)[]> {
+    await this.#context.trip("extend");
+    const data = storedTable(this.#context, "lease extension");
+    return held.map(({ id, token }) => {
+      const key = rowKey(id);
+      const row = data.rows.get(key);
+      if (!this.#holds(row, token)) return null;
+      data.rows.set(key, { ...row, [this.#lockedUntil]: expiry });
+      return { form: "lease", expiry };
+    });
+  }
+
+  async settle(id: RowId, token: MemoryLeaseToken, settlement: Settlement): Promise<void> {
+    await this.#context.trip("settle");
+    const data = storedTable(this.#context, `${settlement.kind} settlement`);
+    const key = rowKey(id);
+    if (!this.#holds(data.rows.get(key), token)) {
+      throw new LeaseLostError(
+        `Table "${this.#context.table.name}": row ${String(id)} no longer holds the lease this delivery took (its lockedUntil changed, or the row is gone); the ${settlement.kind} settlement changed nothing.`,
+        { table: this.#context.table.name },
+      );
+    }
+    planSettlement(this.#context.database, this.#context.table, data, key, settlement, "lease")();
+  }
+
+  async close(): Promise<void> {}
+}

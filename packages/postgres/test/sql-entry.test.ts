@@ -1,0 +1,20 @@
+// `@rowclaim/postgres/sql`, the dialect's statement builders and quoting, is an entry point of its
+// own that loads no database client: it imports with `pg` not installed.
+import { fileURLToPath } from "node:url";
+import { importWithout } from "@rowclaim/tooling/import-without";
+import { describe, expect, test } from "vitest";
+
+const packageDir = fileURLToPath(new URL("..", import.meta.url));
+
+describe("@rowclaim/postgres/sql loads without the database client", () => {
+  test("it imports with pg unresolvable and exports the quoting and the statement builders", async () => {
+    const loaded = await importWithout(packageDir, "@rowclaim/postgres/sql", ["pg"]);
+    expect(loaded).toMatchObject({ ok: true });
+    expect(loaded.ok && loaded.exports).toEqual(expect.arrayContaining(["quoteIdent", "leaseClaimSql"]));
+  });
+
+  test("the package's root entry point, which does load pg, fails the same way (the check can fail)", async () => {
+    const loaded = await importWithout(packageDir, "@rowclaim/postgres", ["pg"]);
+    expect(loaded).toEqual({ ok: false, error: "ERR_MODULE_NOT_FOUND" });
+  });
+});
