@@ -1,7 +1,7 @@
 /**
  * Test helper shared by the driver packages: a driver whose claimers count their method calls,
- * so that a test can tell how a broker used the claimer (an ack sent with the next claim, a row
- * lock batch's end carrying the next claim) while the real driver does the work.
+ * so that a test can tell how a broker used the claimer (`claimWithAcks`, `endBatchWithClaim`)
+ * while the real driver does the work; a wrapper can also inject a failure into one of them.
  */
 
 /** `claimer`, with each call of each of its methods counted in `calls` (by method name). */

@@ -1,6 +1,6 @@
 /**
  * Coalesced settlements: acks that become ready together may reach the database as one
- * statement (core's optional `settleMany` of the lease and row lock claimers), yet each
+ * statement (a row lock batch's `endBatch`, core's optional lease `settleMany`), yet each
  * `delivery.settle()` still resolves only once its own row's outcome is committed, a lease row
  * taken over fails with `LEASE_LOST` alone while the rows settled with it succeed, nothing is
  * settled twice, and a settlement the database refuses fails the deliveries it carried and

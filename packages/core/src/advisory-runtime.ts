@@ -2,18 +2,25 @@
  * The advisory lock form in the broker: each row is held by its key's lock on a connection of
  * its own; settlement runs on that connection and unlocks; giving up unlocks without settling.
  *
- * Where the claimer has `settleAndClaim` (a database whose locks live in the process, such as
- * SQLite), an ack waits for the next claim within the turn of the event loop in which it became
- * ready, and travels with it: one transaction and one commit for the acks and the claim. Acks no
- * claim took by the end of the turn go on their own then, each with `settle`. Should the
- * combined call fail, nothing of it was committed and every ack's key is still held: the acks
- * go on their own and the claim runs again alone, so each reports its own error.
+ * Where the claimer has `claimWithAcks` (a database whose locks live in the process, such as
+ * SQLite), an ack goes by the {@link AckCarrier}: it waits for the next claim within the turn in
+ * which it became ready and travels with it (one transaction and one commit for the acks and the
+ * claim); acks no claim took by the end of the turn go alone then, each with `settle`. Should a
+ * carrying claim fail, nothing of it was committed and every ack's key is still held: the acks go
+ * alone and the claim runs again, so each reports its own error.
  *
  * @module
  */
-import { EndOfTurn } from "./end-of-turn.js";
+import { AckCarrier, lastOf, type NonEmpty } from "./ack-carrier.js";
 import { type BrokerError, LeaseLostError } from "./errors.js";
-import { type AdvisoryClaimer, type Claimed, type ClaimRequest, MAX_COALESCED_SETTLEMENTS } from "./forms.js";
+import {
+  type AdvisoryClaimer,
+  type Claimed,
+  type ClaimRequest,
+  MAX_COALESCED_SETTLEMENTS,
+  type Offering,
+  offers,
+} from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { ClaimedRow } from "./rows.js";
@@ -35,25 +42,34 @@ interface PendingAck {
 export class AdvisoryRuntime implements FormRuntime {
   readonly #claimer: AdvisoryClaimer;
   readonly #table: TableDefinition;
-  /** Acks waiting for the next claim (`settleAndClaim` claimers only). */
-  readonly #pendingAcks: PendingAck[] = [];
-  /** Whether a claim carrying acks is in flight: acks ready meanwhile wait for the next one. */
-  #carrying = false;
-  readonly #leftAcks = new EndOfTurn(() => {
-    if (!this.#carrying) this.#settleAlone(this.#pendingAcks.splice(0));
-  });
+  /** The claimer where it carries acks with a claim. */
+  readonly #carrying: Offering<AdvisoryClaimer, "claimWithAcks"> | undefined;
+  /** The claimer where it runs transactional handlers. */
+  readonly #transactional: Offering<AdvisoryClaimer, "transaction"> | undefined;
+  /** Acks waiting for the next claim (`claimWithAcks` claimers only). */
+  readonly #acks: AckCarrier<PendingAck>;
 
   constructor(claimer: AdvisoryClaimer, table: TableDefinition) {
     this.#claimer = claimer;
     this.#table = table;
+    this.#carrying = offers(claimer, "claimWithAcks") ? claimer : undefined;
+    this.#transactional = offers(claimer, "transaction") ? claimer : undefined;
+    this.#acks = new AckCarrier<PendingAck>({
+      carried: this.#carrying !== undefined,
+      oneAtATime: true,
+      take: (waiting) => waiting.splice(0, MAX_COALESCED_SETTLEMENTS),
+      alone: async (acks) => {
+        await Promise.all(this.#settleAlone(acks));
+      },
+    });
   }
 
   async claim(limit: number): Promise<readonly HeldRow[]> {
     const request = { limit, now: new Date() };
-    const claimed =
-      this.#claimer.settleAndClaim !== undefined && this.#pendingAcks.length > 0 && !this.#carrying
-        ? await this.#claimWithAcks(request)
-        : await this.#claimer.claim(request);
+    const claimed = await this.#acks.claim(
+      (acks) => this.#claimWithAcks(acks, request),
+      () => this.#claimer.claim(request),
+    );
     return claimed.map(({ row, token }) => this.#hold(row, token));
   }
 
@@ -61,35 +77,22 @@ export class AdvisoryRuntime implements FormRuntime {
     return this.#claimer.close();
   }
 
-  /** A claim carrying the acks waiting now (see the module's notes). */
-  async #claimWithAcks(request: ClaimRequest): Promise<readonly Claimed<AdvisoryToken>[]> {
-    const acks = this.#pendingAcks.splice(0, MAX_COALESCED_SETTLEMENTS);
-    const settleAndClaim = this.#claimer.settleAndClaim as NonNullable<AdvisoryClaimer["settleAndClaim"]>;
-    // Every ack of a table is the same kind; a markProcessed call writes the latest ack's time.
-    const settlement = (acks[acks.length - 1] as PendingAck).settlement;
-    this.#carrying = true;
-    try {
-      let result: Awaited<ReturnType<typeof settleAndClaim>>;
-      try {
-        result = await settleAndClaim.call(
-          this.#claimer,
-          acks.map(({ token, row }) => ({ token, row })),
-          settlement,
-          request,
-        );
-      } catch {
-        await Promise.all(this.#settleAlone(acks));
-        return await this.#claimer.claim(request);
-      }
-      acks.forEach((ack, index) => {
-        if (result.settled[index] === true) ack.resolve();
-        else ack.reject(this.#gone(ack));
-      });
-      return result.claimed;
-    } finally {
-      this.#carrying = false;
-      if (this.#pendingAcks.length > 0) this.#leftAcks.set();
-    }
+  /** A claim carrying `acks` (see the module's notes; a failure: see `AckCarrier.claim`). */
+  async #claimWithAcks(
+    acks: NonEmpty<PendingAck>,
+    request: ClaimRequest,
+  ): Promise<readonly Claimed<AdvisoryToken>[]> {
+    const claimer = this.#carrying;
+    if (claimer === undefined) return this.#claimer.claim(request);
+    const result = await claimer.claimWithAcks(
+      { rows: acks.map(({ token, row }) => ({ token, row })), settlement: lastOf(acks).settlement },
+      request,
+    );
+    acks.forEach((ack, index) => {
+      if (result.settled[index] === true) ack.resolve();
+      else ack.reject(this.#gone(ack));
+    });
+    return result.claimed;
   }
 
   /** Settles each ack with `settle`, on its own; the promises never reject. */
@@ -101,12 +104,11 @@ export class AdvisoryRuntime implements FormRuntime {
 
   /** Settles a row: an ack waits for the next claim where the claimer can carry it. */
   #settle(token: AdvisoryToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
-    if (this.#claimer.settleAndClaim === undefined || !isAckSettlement(settlement)) {
+    if (!this.#acks.carried || !isAckSettlement(settlement)) {
       return this.#claimer.settle(token, row, settlement);
     }
     return new Promise<void>((resolve, reject) => {
-      this.#pendingAcks.push({ token, row, settlement, resolve, reject });
-      this.#leftAcks.set();
+      this.#acks.add({ token, row, settlement, resolve, reject });
     });
   }
 
@@ -120,6 +122,7 @@ export class AdvisoryRuntime implements FormRuntime {
 
   #hold(row: HeldRow["row"], token: AdvisoryToken): HeldRow {
     const controller = new LazyAbort();
+    const transactional = this.#transactional;
     return {
       row,
       get signal() {
@@ -130,17 +133,9 @@ export class AdvisoryRuntime implements FormRuntime {
       },
       leaseExpiry: undefined,
       settle: (settlement) => this.#settle(token, row, settlement),
-      ...(this.#claimer.transaction === undefined
+      ...(transactional === undefined
         ? {}
-        : {
-            transaction: (work: TransactionWork) =>
-              (this.#claimer.transaction as NonNullable<AdvisoryClaimer["transaction"]>).call(
-                this.#claimer,
-                token,
-                row,
-                work,
-              ),
-          }),
+        : { transaction: (work: TransactionWork) => transactional.transaction(token, row, work) }),
       abandon: async (reason: BrokerError) => {
         controller.abort(reason);
         await this.#claimer.release(token);

@@ -10,7 +10,7 @@ import type { AdvisoryToken, LeaseToken, RowLockToken } from "./tokens.js";
 import type { TransactionWork } from "./transactional.js";
 
 /**
- * The most settlements the broker passes to one `settleMany` call: bounded so that one
+ * The most acks the broker passes to one call (`settleMany`, `claimWithAcks`): bounded so that one
  * statement's parameters stay within every database's limits (MySQL and SQLite count
  * placeholders) and one commit stays short.
  */
@@ -41,6 +41,28 @@ export interface RowLockBatch<T extends RowLockToken = RowLockToken> {
   readonly token: T;
 }
 
+/**
+ * Rows acknowledged together: the rows, each with what fences it in its form, and their one
+ * acknowledging settlement (every ack of a table is the same kind; a `markProcessed` writes the
+ * latest ack's time).
+ */
+export interface Acks<R> {
+  readonly rows: readonly R[];
+  readonly settlement: AckSettlement;
+}
+
+/** A lease in work: the row and the token it holds. */
+export interface HeldLease<T extends LeaseToken = LeaseToken> {
+  readonly id: RowId;
+  readonly token: T;
+}
+
+/** An advisory delivery in work: the row and the token that holds its key. */
+export interface HeldKeyRow<T extends AdvisoryToken = AdvisoryToken> {
+  readonly token: T;
+  readonly row: ClaimedRow;
+}
+
 /** Methods every claimer has. */
 interface ClaimerBase {
   /**
@@ -52,82 +74,65 @@ interface ClaimerBase {
 
 /**
  * The row lock form: `BEGIN; SELECT … FOR UPDATE SKIP LOCKED`, the transaction held while the
- * handlers run, each settlement a statement inside it, then `COMMIT`.
+ * handlers run, each settlement a statement inside it, then the batch's end. Required: `claim`,
+ * `settle`, `endBatch`, `release`. Optional capabilities: `endBatchWithClaim` (the batch's end
+ * carries the next claim), `transaction` (transactional handlers). See `DRIVERS.md`.
  */
 export interface RowLockClaimer<T extends RowLockToken = RowLockToken> extends ClaimerBase {
   readonly form: "rowLock";
   /** Opens a transaction and locks up to `limit` due rows; `null` (transaction ended) when none. */
   claim(request: ClaimRequest): Promise<RowLockBatch<T> | null>;
-  /** Applies one row's settlement inside the batch's transaction; counts the attempt where the row stays. */
+  /**
+   * Applies one row's settlement inside the batch's transaction (counting the attempt where the
+   * row stays). The broker sends acks with the batch's end instead, so this is for the others.
+   */
   settle(token: T, row: ClaimedRow, settlement: Settlement): Promise<void>;
   /**
-   * Optional (coalesced settlements): applies one acknowledging settlement to several rows of
-   * the batch as one statement inside the batch's transaction, exactly as {@link
-   * RowLockClaimer.settle} would apply it to each (`markProcessed` counts the attempt). The
-   * broker calls it once per batch, just before {@link RowLockClaimer.commit}, with every row
-   * whose delivery acked; `rows` holds at least two rows. A failure (thrown) rolls the batch back
-   * as a failed `settle` does. Left out, the broker settles each row with `settle`.
+   * Ends the batch: applies `acks` (every row whose delivery acked, as `settle` would apply it to
+   * each) inside its transaction, commits and returns the connection, in as few round trips as
+   * the database allows. Without `acks`, only the commit. A failure (thrown) means nothing of the
+   * batch was committed, and the transaction is over (the broker calls no `release` after it).
    */
-  settleMany?(token: T, rows: readonly ClaimedRow[], settlement: AckSettlement): Promise<void>;
+  endBatch(token: T, acks?: Acks<ClaimedRow>): Promise<void>;
   /**
-   * Optional (coalesced settlements): {@link RowLockClaimer.settleMany} (here for one row or
-   * more) and {@link RowLockClaimer.commit} together, in as few round trips as the database
-   * allows (PostgreSQL: both statements sent at once on a pipelined connection). The broker
-   * prefers it to `settleMany` + `commit` when a batch ends with acks. Resolves once the batch
-   * committed; a failure (thrown) means nothing of the batch was committed, the transaction
-   * is over and its connection returned (the broker calls no `rollback` after it).
+   * Optional (a batch's end carries the next claim): ends the batch as {@link
+   * RowLockClaimer.endBatch} does, then, on the same connection, claims as {@link
+   * RowLockClaimer.claim} does with `next`, sent together where the client allows. The broker
+   * calls it when a claim starts in the event-loop turn in which the batch's last row acked.
+   * Never throws: {@link BatchEnd} reports the two parts apart, and the broker claims again on
+   * its own after a claim's error.
    */
-  settleAndCommit?(token: T, rows: readonly ClaimedRow[], settlement: AckSettlement): Promise<void>;
-  /**
-   * Optional (a batch's end carries the next claim): ends the batch of `token` as {@link
-   * RowLockClaimer.settleAndCommit} does (`rows` may be empty: then only the commit), then, on the
-   * same connection, opens the next claim's transaction and claims as {@link
-   * RowLockClaimer.claim} does with `request`: sent together where the client allows
-   * (PostgreSQL's pipelined connection: the acks, `COMMIT`, `BEGIN` and the claim in one write,
-   * one round trip instead of two and no checkout from the pool). The broker calls it when a
-   * claim starts in the event-loop turn in which a batch's last row settled, and otherwise ends
-   * the batch with `settleAndCommit`.
-   *
-   * Never throws; reports the two parts apart. `ended`: `undefined` once the batch committed,
-   * else `{ error }`: why nothing of it was committed (the transaction is over, as after a failed
-   * `settleAndCommit`). `claimed`: the new batch (its token holds the connection now; the ended
-   * batch's token holds nothing), `null` when no row was due (that transaction ended and the
-   * connection went back), or the claim's error, after which the claimer has ended the claim's
-   * transaction and let the connection go; the broker then claims again on its own (a new
-   * connection), so a claim is never lost to the batch's end.
-   */
-  commitAndClaim?(
-    token: T,
-    rows: readonly ClaimedRow[],
-    settlement: AckSettlement,
-    request: ClaimRequest,
-  ): Promise<CommittedAndClaimed<T>>;
-  /** Commits the batch's transaction and returns its connection. */
-  commit(token: T): Promise<void>;
+  endBatchWithClaim?(token: T, acks: Acks<ClaimedRow>, next: ClaimRequest): Promise<BatchEnd<T>>;
   /** Rolls the batch's transaction back (every row due again, no attempt spent) and returns its connection. */
-  rollback(token: T): Promise<void>;
+  release(token: T): Promise<void>;
   /**
    * Optional (transactional handlers, see `capabilities.transactionalHandlers`): inside the
    * batch's transaction, opens a savepoint, runs `work` with the transaction's client, applies
    * the settlement `work` returns like {@link RowLockClaimer.settle}, and releases the
-   * savepoint; the batch's commit then commits the writes with the settlement. When `work`
+   * savepoint; the batch's end then commits the writes with the settlement. When `work`
    * throws, rolls back to the savepoint (the batch goes on, without this body's writes) and
    * rethrows its error unchanged.
    */
   transaction?(token: T, row: ClaimedRow, work: TransactionWork): Promise<void>;
 }
 
-/** What {@link RowLockClaimer.commitAndClaim} returns: how the batch ended, and the next claim. */
-export interface CommittedAndClaimed<T extends RowLockToken = RowLockToken> {
-  /** `undefined` once the batch committed; else why nothing of it was committed. */
+/** What {@link RowLockClaimer.endBatchWithClaim} returns: how the batch ended, and the next claim. */
+export interface BatchEnd<T extends RowLockToken = RowLockToken> {
+  /** `undefined` once the batch committed; else why nothing of it was committed (the transaction is over). */
   readonly ended: { readonly error: unknown } | undefined;
-  /** The next claim: its batch, `null` when no row was due, or `{ error }` when it failed. */
+  /**
+   * The next claim: its batch (its token holds the connection now), `null` when no row was due
+   * (that transaction ended, the connection returned), or `{ error }` when it failed (its
+   * transaction ended, the connection let go).
+   */
   readonly claimed: RowLockBatch<T> | null | { readonly error: unknown };
 }
 
 /**
  * The lease form: the claim writes `lockedUntil` and counts the attempt, then commits at once.
- * Extension and settlement take effect only where the row still holds the token.
+ * Extension and settlement take effect only where the row still holds the token. Required:
+ * `claim`, `extend`, `settle`. Optional capabilities: `settleMany` (acks as one statement),
+ * `claimWithAcks` (acks sent with the next claim), `transaction`. See `DRIVERS.md`.
  */
 export interface LeaseClaimer<T extends LeaseToken = LeaseToken> extends ClaimerBase {
   readonly form: "lease";
@@ -137,10 +142,7 @@ export interface LeaseClaimer<T extends LeaseToken = LeaseToken> extends Claimer
    * Moves each held lease to `expiry`. Returns, in order, the new token, or `null` where the row
    * no longer holds the old one (the lease is lost).
    */
-  extend(
-    held: readonly { readonly id: RowId; readonly token: T }[],
-    expiry: Date,
-  ): Promise<readonly (T | null)[]>;
+  extend(held: readonly HeldLease<T>[], expiry: Date): Promise<readonly (T | null)[]>;
   /**
    * Settles one row while it still holds `token`.
    *
@@ -148,38 +150,21 @@ export interface LeaseClaimer<T extends LeaseToken = LeaseToken> extends Claimer
    */
   settle(id: RowId, token: T, settlement: Settlement): Promise<void>;
   /**
-   * Optional (coalesced settlements): applies one acknowledging settlement to several rows, each
-   * only while it still holds its own token, as one statement (or one transaction) and one
-   * commit. Returns, in order, `true` where the row was settled and `false` where it holds
-   * another token or is gone: such a row is unchanged, and the broker fails its delivery alone
-   * with `LEASE_LOST`. Throws when the database fails; then no row changed (the broker fails
-   * every delivery of the call with that error). The broker calls it with the settlements that
-   * became ready while the previous call ran, at least two rows and at most {@link
-   * MAX_COALESCED_SETTLEMENTS}. Left out, the broker settles each row with `settle`.
+   * Optional (coalesced acks): settles every row of `acks`, each only while it still holds its
+   * own token, as one statement (or one transaction) and one commit. Returns, in order, `true`
+   * where the row was settled and `false` where it holds another token or is gone (unchanged).
+   * Throws when the database fails; then no row changed. The broker passes at least two rows,
+   * at most {@link MAX_COALESCED_SETTLEMENTS}, never one row twice. Left out, the broker settles
+   * each row with `settle`.
    */
-  settleMany?(
-    held: readonly { readonly id: RowId; readonly token: T }[],
-    settlement: AckSettlement,
-  ): Promise<readonly boolean[]>;
+  settleMany?(acks: Acks<HeldLease<T>>): Promise<readonly boolean[]>;
   /**
-   * Optional (an ack sent with the next claim): in one transaction and one commit, applies
-   * `settlement` to every row of `held` exactly as {@link LeaseClaimer.settleMany} does (each row
-   * only while it still holds its own token; here one row or more), then claims as {@link
-   * LeaseClaimer.claim} does with `request`. The broker calls it when a claim finds acks waiting
-   * to be sent (a worker that acked asks for its next row): one commit instead of two, which is
-   * what a database that syncs each commit to disk spends its time on. Returns, in order, whether
-   * each row of `held` was settled (`false`: it holds another token or is gone, and is
-   * unchanged; the broker fails its delivery alone with `LEASE_LOST`), and the claimed rows. A
-   * row of `held` is never among the claimed rows (it is settled first). Throws when the
-   * database fails; then nothing changed, no row settled and none claimed (the broker then
-   * sends the acks on their own and claims again, so each part reports its own error). Left
-   * out (or without `settleMany`, which the broker needs too), acks go on their own.
+   * Optional (acks sent with the next claim): in one transaction and one commit, settles `acks`
+   * as {@link LeaseClaimer.settleMany} does (here one row or more), then claims as {@link
+   * LeaseClaimer.claim} does with `request` (never taking a row of `acks`). Throws when the
+   * database fails; then nothing changed: the broker sends the acks on their own and claims again.
    */
-  settleAndClaim?(
-    held: readonly { readonly id: RowId; readonly token: T }[],
-    settlement: AckSettlement,
-    request: LeaseClaimRequest,
-  ): Promise<SettledAndClaimed<T>>;
+  claimWithAcks?(acks: Acks<HeldLease<T>>, request: LeaseClaimRequest): Promise<ClaimedWithAcks<T>>;
   /**
    * Optional (transactional handlers): opens a transaction on one connection, runs `work` with
    * its client, then asks `fence` for the token the delivery holds now (it throws
@@ -193,8 +178,8 @@ export interface LeaseClaimer<T extends LeaseToken = LeaseToken> extends Claimer
   transaction?(id: RowId, work: TransactionWork, fence: () => Promise<T>, signal: AbortSignal): Promise<void>;
 }
 
-/** What {@link LeaseClaimer.settleAndClaim} returns: each ack's result, in order, and the rows claimed. */
-export interface SettledAndClaimed<T> {
+/** What a claim that carried acks returns: each ack's result, in order, and the rows claimed. */
+export interface ClaimedWithAcks<T> {
   /** `true` where the row was settled; `false` where it holds another token or is gone (unchanged). */
   readonly settled: readonly boolean[];
   /** The rows the claim took, in claim order where the database can. */
@@ -203,7 +188,8 @@ export interface SettledAndClaimed<T> {
 
 /**
  * The advisory lock form: each row is taken under a lock on its rendered key, on a connection
- * of its own that stays with the delivery until it settles.
+ * of its own that stays with the delivery until it settles. Required: `claim`, `settle`,
+ * `release`. Optional capabilities: `claimWithAcks`, `transaction`. See `DRIVERS.md`.
  */
 export interface AdvisoryClaimer<T extends AdvisoryToken = AdvisoryToken> extends ClaimerBase {
   readonly form: "advisory";
@@ -215,22 +201,15 @@ export interface AdvisoryClaimer<T extends AdvisoryToken = AdvisoryToken> extend
   /** Settles on the token's connection, then unlocks the key and returns the connection. */
   settle(token: T, row: ClaimedRow, settlement: Settlement): Promise<void>;
   /**
-   * Optional (an ack sent with the next claim): in one transaction and one commit, applies
-   * `settlement` to the row of each entry of `acks` as {@link AdvisoryClaimer.settle} would
-   * (only while the row is still unfinished), unlocks their keys, and claims as {@link
-   * AdvisoryClaimer.claim} does with `request` (a key just unlocked may be taken again, for its
-   * next row). For a database whose locks live in the process (SQLite), where a claim and the
-   * settlements share one connection. Returns, in order, whether each ack's row was settled
-   * (`false`: the row was gone or finished, nothing changed; the broker fails that delivery
-   * alone with `LEASE_LOST`), and the claimed rows. Throws when the database fails; then nothing
-   * changed: no row settled, none claimed, and every ack's key is still held (the broker then
-   * settles each ack on its own and claims again). Left out, acks go on their own.
+   * Optional (acks sent with the next claim): in one transaction and one commit, settles the
+   * row of each ack as {@link AdvisoryClaimer.settle} would (only while it is still unfinished),
+   * unlocks their keys and claims as {@link AdvisoryClaimer.claim} does with `request` (a key
+   * just unlocked may be taken again). Returns whether each ack's row was settled (`false`: gone
+   * or finished, nothing changed) and the claimed rows. Throws when the database fails; then
+   * nothing changed and every ack's key is still held: the broker settles each ack on its own
+   * and claims again.
    */
-  settleAndClaim?(
-    acks: readonly { readonly token: T; readonly row: ClaimedRow }[],
-    settlement: AckSettlement,
-    request: ClaimRequest,
-  ): Promise<SettledAndClaimed<T>>;
+  claimWithAcks?(acks: Acks<HeldKeyRow<T>>, request: ClaimRequest): Promise<ClaimedWithAcks<T>>;
   /** Unlocks the key without settling (the row stays as the take left it) and returns the connection. */
   release(token: T): Promise<void>;
   /**
@@ -245,3 +224,11 @@ export interface AdvisoryClaimer<T extends AdvisoryToken = AdvisoryToken> extend
 
 /** Any claimer. */
 export type Claimer = RowLockClaimer | LeaseClaimer | AdvisoryClaimer;
+
+/** `C` with its optional capability `K` present. */
+export type Offering<C, K extends keyof C> = C & { readonly [P in K]-?: NonNullable<C[P]> };
+
+/** Whether `claimer` offers the optional capability `key` (its type then says so). */
+export function offers<C extends Claimer, K extends keyof C>(claimer: C, key: K): claimer is Offering<C, K> {
+  return claimer[key] !== undefined;
+}

@@ -73,17 +73,20 @@ export type {
   SubscriptionEvent,
 } from "./events.js";
 export {
+  type Acks,
   type AdvisoryClaimer,
+  type BatchEnd,
   type Claimed,
+  type ClaimedWithAcks,
   type Claimer,
   type ClaimRequest,
-  type CommittedAndClaimed,
+  type HeldKeyRow,
+  type HeldLease,
   type LeaseClaimer,
   type LeaseClaimRequest,
   MAX_COALESCED_SETTLEMENTS,
   type RowLockBatch,
   type RowLockClaimer,
-  type SettledAndClaimed,
 } from "./forms.js";
 export { type JsonProblem, jsonProblem } from "./json-check.js";
 export {

@@ -3,19 +3,14 @@
  * every lease in work each half lease; a settlement names the token it holds now and fails with
  * `LEASE_LOST` where the row holds another.
  *
- * Acks are coalesced where the claimer has `settleMany`: while one settle statement runs, the
- * acks that become ready wait, then go together as one statement and one commit, each row
- * fenced by its own token (a row whose lease was taken over fails alone with `LEASE_LOST`). A
- * lone ack goes at once, as one `settle`: coalescing adds no wait to a quiet queue, and under
- * load turns N statements and commits into one.
- *
- * Where the claimer has `settleAndClaim`, an ack also travels with the next claim: a worker
- * that acked frees its slot at once, so the subscription's next claim starts within the same
- * turn of the event loop, and it takes the acks waiting then into its own transaction (one
- * commit for the ack and the claim instead of two). Acks no claim took by the end of the turn
- * (a full subscription, an empty queue) go on their own then (`setImmediate`): an ack waits at
- * most one turn longer than before. Should the combined call fail, nothing of it was committed:
- * the acks go on their own and the claim runs again alone, so each reports its own error.
+ * Acks travel by the {@link AckCarrier}. Where the claimer has `claimWithAcks`, an ack waits,
+ * within the turn, for the subscription's next claim and goes in its transaction (one commit for
+ * the acks and the claim); acks no claim took go alone at the end of the turn. Otherwise, where
+ * it has `settleMany`, a lone ack goes at once and acks ready while a send runs go together
+ * next. Acks that go alone go as one `settleMany` (each row fenced by its own token: a row
+ * whose lease was taken over fails alone with `LEASE_LOST`), or one `settle` each where the
+ * claimer has no `settleMany`. Should a carrying claim fail, nothing of it was committed: the
+ * acks go alone and the claim runs again, so each reports its own error.
  *
  * A claim may take back a row this subscription still holds, once its lease ran out while the
  * process stood still (its settlement queued, or its handler still running with extension off
@@ -25,15 +20,18 @@
  *
  * @module
  */
+import { AckCarrier, lastOf, type NonEmpty } from "./ack-carrier.js";
 import type { ClockSkewMonitor } from "./clock-skew.js";
-import { EndOfTurn } from "./end-of-turn.js";
 import { BrokerError, LeaseLostError } from "./errors.js";
 import {
+  type Acks,
   type Claimed,
+  type HeldLease,
   type LeaseClaimer,
   type LeaseClaimRequest,
   MAX_COALESCED_SETTLEMENTS,
-  type SettledAndClaimed,
+  type Offering,
+  offers,
 } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
@@ -60,20 +58,18 @@ export class LeaseRuntime implements FormRuntime {
   readonly #held = new Set<LeaseHold>();
   /** Holds not finished yet (settling included), by row id: a claim that takes one back adopts it. */
   readonly #own = new Map<string, LeaseHold>();
-  /** The claimer's claims (`claim`, `settleAndClaim`) in flight. */
+  /** The claimer's claims (`claim`, `claimWithAcks`) in flight. */
   readonly #claims = new Set<Promise<unknown>>();
   readonly #timer: NodeJS.Timeout | undefined;
   readonly #clock: () => Date;
   readonly #skew: ClockSkewMonitor | undefined;
   #extending = false;
-  /** Acks waiting for the settle statement in flight to finish, to go together. */
-  readonly #pendingAcks: PendingAck[] = [];
-  /** Whether a settle statement of coalesced acks (or a claim carrying acks) is in flight. */
-  #flushing = false;
-  /** Sends the acks no claim took by the end of the turn (`settleAndClaim` claimers). */
-  readonly #leftAcks = new EndOfTurn(() => {
-    if (!this.#flushing && this.#pendingAcks.length > 0) void this.#flushAcks();
-  });
+  /** Where acks wait to go together, or with the next claim; `undefined`: each goes alone at once. */
+  readonly #acks: AckCarrier<PendingAck> | undefined;
+  /** The claimer where it carries acks with a claim. */
+  readonly #carrying: Offering<LeaseClaimer, "claimWithAcks"> | undefined;
+  /** The claimer where it runs transactional handlers. */
+  readonly #transactional: Offering<LeaseClaimer, "transaction"> | undefined;
 
   /**
    * @param extend whether to extend leases in work each half lease (a subscription may turn it
@@ -91,6 +87,17 @@ export class LeaseRuntime implements FormRuntime {
     this.#claimer = claimer;
     this.#table = table;
     this.#logger = logger;
+    this.#carrying = offers(claimer, "claimWithAcks") ? claimer : undefined;
+    this.#transactional = offers(claimer, "transaction") ? claimer : undefined;
+    this.#acks =
+      this.#carrying === undefined && claimer.settleMany === undefined
+        ? undefined
+        : new AckCarrier<PendingAck>({
+            carried: this.#carrying !== undefined,
+            oneAtATime: true,
+            take: nextAcks,
+            alone: (acks) => this.#settleAcks(acks),
+          });
     if (extend) {
       this.#timer = setInterval(() => void this.#extendAll(), (table.leaseSeconds * 1000) / 2);
     }
@@ -100,10 +107,11 @@ export class LeaseRuntime implements FormRuntime {
     if (this.#skew !== undefined && !(await this.#skew.mayClaim())) return [];
     const now = this.#clock();
     const request = { limit, now, expiry: leaseExpiry(now, this.#table.leaseSeconds) };
+    const alone = (): Promise<readonly Claimed<LeaseToken>[]> => this.#inFlight(this.#claimer.claim(request));
     const claimed =
-      this.#claimer.settleAndClaim !== undefined && this.#pendingAcks.length > 0 && !this.#flushing
-        ? await this.#claimWithAcks(request)
-        : await this.#inFlight(this.#claimer.claim(request));
+      this.#acks === undefined
+        ? await alone()
+        : await this.#acks.claim((acks) => this.#claimWithAcks(acks, request), alone);
     const holds: LeaseHold[] = [];
     for (const { row, token } of claimed) {
       const key = String(row.id);
@@ -164,19 +172,14 @@ export class LeaseRuntime implements FormRuntime {
   }
 
   /**
-   * @internal settles one hold with its current token: an ack joins the acks ready with it (see
-   * the module's notes), anything else goes on its own.
+   * @internal settles one hold with its current token: an ack goes by the carrier (see the
+   * module's notes), anything else on its own.
    */
   settleHold(hold: LeaseHold, settlement: Settlement): Promise<void> {
-    if (this.#claimer.settleMany === undefined || !isAckSettlement(settlement)) {
-      return this.#settleAlone(hold, settlement);
-    }
+    const acks = this.#acks;
+    if (acks === undefined || !isAckSettlement(settlement)) return this.#settleAlone(hold, settlement);
     return new Promise<void>((resolve, reject) => {
-      this.#pendingAcks.push({ hold, settlement, resolve, reject });
-      if (this.#flushing) return;
-      // The next claim, if one comes within this turn, takes the ack with it (see the module's notes).
-      if (this.#claimer.settleAndClaim !== undefined) this.#leftAcks.set();
-      else void this.#flushAcks();
+      acks.add({ hold, settlement, resolve, reject });
     });
   }
 
@@ -195,105 +198,39 @@ export class LeaseRuntime implements FormRuntime {
     }
   }
 
-  /**
-   * A claim that carries the acks waiting now (`settleAndClaim`): one transaction for both. On a
-   * failure nothing was committed; the acks then go on their own (each failing with its own
-   * error, if it does) and the claim runs alone.
-   */
-  async #claimWithAcks(request: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
-    const acks = this.#nextAcks();
-    const settleAndClaim = this.#claimer.settleAndClaim as NonNullable<LeaseClaimer["settleAndClaim"]>;
-    // Every ack of a table is the same kind; a markProcessed call writes the latest ack's time.
-    const settlement = (acks[acks.length - 1] as PendingAck).settlement;
-    this.#flushing = true;
-    try {
-      let result: SettledAndClaimed<LeaseToken>;
-      const sent = acks.map(({ hold }) => hold.token);
-      try {
-        result = await this.#inFlight(
-          settleAndClaim.call(
-            this.#claimer,
-            acks.map(({ hold }, index) => ({ id: hold.row.id, token: sent[index] as LeaseToken })),
-            settlement,
-            request,
-          ),
-        );
-      } catch {
-        await this.#settleAcks(acks);
-        return await this.#inFlight(this.#claimer.claim(request));
-      }
-      // Not awaited: the claim's own rows are handed out first (an ack may wait for that).
-      void this.#answer(acks, result.settled, sent);
-      return result.claimed;
-    } finally {
-      this.#flushing = false;
-      if (this.#pendingAcks.length > 0) this.#leftAcks.set();
-    }
-  }
-
-  /** Sends the waiting acks, as many calls as it takes, until none waits. */
-  async #flushAcks(): Promise<void> {
-    this.#flushing = true;
-    try {
-      while (this.#pendingAcks.length > 0) {
-        await this.#settleAcks(this.#nextAcks());
-      }
-    } finally {
-      this.#flushing = false;
-    }
+  /** A claim that carries `acks` (`claimWithAcks`): one transaction for both (a failure: see `AckCarrier.claim`). */
+  async #claimWithAcks(
+    acks: NonEmpty<PendingAck>,
+    request: LeaseClaimRequest,
+  ): Promise<readonly Claimed<LeaseToken>[]> {
+    const claimer = this.#carrying;
+    if (claimer === undefined) return this.#claimer.claim(request);
+    const sent = acks.map(({ hold }) => hold.token);
+    const result = await this.#inFlight(claimer.claimWithAcks(heldOf(acks, sent), request));
+    // Not awaited: the claim's own rows are handed out first (an ack may wait for that).
+    void this.#answer(acks, result.settled, sent);
+    return result.claimed;
   }
 
   /**
-   * Takes the next group of waiting acks, in order: at most {@link MAX_COALESCED_SETTLEMENTS},
-   * and never one row twice. A row can wait twice when it was taken over and claimed again by
-   * this subscription while its stale ack waited: the two acks hold different tokens and must be
-   * fenced one after the other, or a driver matching results by id would report both settled.
+   * Settles a group of acks alone: one `settleMany` for more than one where the claimer has it,
+   * else one `settle` each; never throws. A `settleMany` that fails changed no row: each ack then
+   * goes on its own, so that a row the database refuses fails alone and the others settle.
    */
-  #nextAcks(): PendingAck[] {
-    const group: PendingAck[] = [];
-    const ids = new Set<RowId>();
-    const later: PendingAck[] = [];
-    for (const ack of this.#pendingAcks) {
-      const id = ack.hold.row.id;
-      if (group.length >= MAX_COALESCED_SETTLEMENTS || ids.has(id)) later.push(ack);
-      else {
-        ids.add(id);
-        group.push(ack);
-      }
-    }
-    this.#pendingAcks.length = 0;
-    this.#pendingAcks.push(...later);
-    return group;
-  }
-
-  /**
-   * Settles a group of acks: one `settle` for one, one `settleMany` for more; never throws. A
-   * `settleMany` that fails changed no row: each ack then goes on its own, so that a row the
-   * database refuses fails alone and the others settle.
-   */
-  async #settleAcks(acks: readonly PendingAck[]): Promise<void> {
-    const [first] = acks;
-    if (first === undefined) return;
-    if (acks.length === 1) {
-      try {
-        await this.#settleAlone(first.hold, first.settlement);
-        first.resolve();
-      } catch (error) {
-        first.reject(error);
-      }
+  async #settleAcks(acks: NonEmpty<PendingAck>): Promise<void> {
+    const claimer = this.#claimer;
+    if (acks.length === 1 || !offers(claimer, "settleMany")) {
+      await Promise.all(
+        acks.map(({ hold, settlement, resolve, reject }) =>
+          this.#settleAlone(hold, settlement).then(resolve, reject),
+        ),
+      );
       return;
     }
-    // Every ack of a table is the same kind; a markProcessed call writes the latest ack's time.
-    const settlement = (acks[acks.length - 1] as PendingAck).settlement;
-    const settleMany = this.#claimer.settleMany as NonNullable<LeaseClaimer["settleMany"]>;
     let settled: readonly boolean[];
     const sent = acks.map(({ hold }) => hold.token);
     try {
-      settled = await settleMany.call(
-        this.#claimer,
-        acks.map(({ hold }, index) => ({ id: hold.row.id, token: sent[index] as LeaseToken })),
-        settlement,
-      );
+      settled = await claimer.settleMany(heldOf(acks, sent));
     } catch {
       await Promise.all(acks.map((ack) => this.#settleAcks([ack])));
       return;
@@ -311,31 +248,23 @@ export class LeaseRuntime implements FormRuntime {
     sent: readonly LeaseToken[],
   ): Promise<void> {
     if (settled.some((one) => one !== true)) await this.#claimsReturned();
-    let again = false;
     acks.forEach((ack, index) => {
       if (settled[index] === true) ack.resolve();
-      else if (ack.hold.token !== sent[index]) {
-        this.#pendingAcks.push(ack);
-        again = true;
-      } else ack.reject(this.lost(ack.hold));
+      else if (ack.hold.token !== sent[index]) this.#acks?.add(ack);
+      else ack.reject(this.lost(ack.hold));
     });
-    if (again && !this.#flushing) void this.#flushAcks();
   }
 
   /** @internal the claimer's transaction method, where it has one. */
   get transactional(): boolean {
-    return this.#claimer.transaction !== undefined;
+    return this.#transactional !== undefined;
   }
 
   /** @internal runs a transactional handler's work and the fenced settlement of one hold in one transaction. */
   transactionHold(hold: LeaseHold, work: TransactionWork, fence: () => Promise<LeaseToken>): Promise<void> {
-    return (this.#claimer.transaction as NonNullable<LeaseClaimer["transaction"]>).call(
-      this.#claimer,
-      hold.row.id,
-      work,
-      fence,
-      hold.signal,
-    );
+    const claimer = this.#transactional;
+    if (claimer === undefined) throw new TypeError("rowclaim: the claimer runs no transactional handlers");
+    return claimer.transaction(hold.row.id, work, fence, hold.signal);
   }
 
   /** @internal */
@@ -354,7 +283,7 @@ export class LeaseRuntime implements FormRuntime {
     const expiry = leaseExpiry(this.#clock(), this.#table.leaseSeconds);
     const sent = holds.map((hold) => hold.token);
     const running = this.#claimer.extend(
-      holds.map((hold, index) => ({ id: hold.row.id, token: sent[index] as LeaseToken })),
+      holds.map((hold, index) => ({ id: hold.row.id, token: sent[index] ?? hold.token })),
       expiry,
     );
     const settled = running.then(
@@ -391,6 +320,40 @@ export class LeaseRuntime implements FormRuntime {
       this.#extending = false;
     }
   }
+}
+
+/**
+ * Takes the next group of waiting acks, in order: at most {@link MAX_COALESCED_SETTLEMENTS},
+ * and never one row twice. A row can wait twice when it was taken over and claimed again by
+ * this subscription while its stale ack waited: the two acks hold different tokens and must be
+ * fenced one after the other, or a driver matching results by id would report both settled.
+ */
+function nextAcks(waiting: PendingAck[]): PendingAck[] {
+  const group: PendingAck[] = [];
+  const ids = new Set<RowId>();
+  const later: PendingAck[] = [];
+  for (const ack of waiting) {
+    const id = ack.hold.row.id;
+    if (group.length >= MAX_COALESCED_SETTLEMENTS || ids.has(id)) later.push(ack);
+    else {
+      ids.add(id);
+      group.push(ack);
+    }
+  }
+  waiting.length = 0;
+  waiting.push(...later);
+  return group;
+}
+
+/**
+ * The acks of `acks` as the claimer takes them: each row with the token `sent` gives it (one
+ * settlement for all, the latest ack's).
+ */
+function heldOf(acks: NonEmpty<PendingAck>, sent: readonly LeaseToken[]): Acks<HeldLease> {
+  return {
+    rows: acks.map(({ hold }, index) => ({ id: hold.row.id, token: sent[index] ?? hold.token })),
+    settlement: lastOf(acks).settlement,
+  };
 }
 
 /** An ack waiting to be sent with others. */

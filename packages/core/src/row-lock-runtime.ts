@@ -1,31 +1,36 @@
 /**
  * The row lock form in the broker: a claim is one open transaction; its rows settle inside it
- * one statement after another, and the transaction commits once every row of the batch has
- * settled. A settlement that fails rolls the batch back; the batch's other settlements then
- * fail with `BATCH_ROLLED_BACK`.
+ * one statement after another, and the batch ends once every row of it has settled. A
+ * settlement that fails rolls the batch back; the batch's other settlements then fail with
+ * `BATCH_ROLLED_BACK`.
  *
- * Acks are coalesced where the claimer has `settleMany`: an ack's statement waits for the
- * batch's last settlement, and the batch's acks then go as one statement just before the
- * commit. Nothing is lost by waiting: every settlement of a batch resolves only at its commit.
+ * Acks wait for the batch's last settlement and go with its end (`endBatch`: one statement and
+ * the commit). Nothing is lost by waiting: every settlement of a batch resolves only at its end.
+ * Where the claimer has `endBatchWithClaim`, a batch whose last row acked is an ack of the
+ * {@link AckCarrier}: it waits, within the turn, for the subscription's next claim, and its end
+ * and that claim go together on the batch's connection (PostgreSQL and MariaDB: one round trip),
+ * with no checkout from the pool; a batch no claim took by the end of the turn ends alone. A
+ * carried claim that fails is made again on its own.
  *
- * A batch's end carries the next claim where the claimer has `commitAndClaim`: a batch whose
- * last row acked waits, within the event-loop turn in which it did, for the subscription's next
- * claim (a worker frees its slot when it acks, so that claim starts in the same turn), and the
- * acks, the commit and the next claim then go together on the batch's connection, in as few round
- * trips as the database allows (PostgreSQL and MariaDB: one a row), with no checkout from the
- * pool. A batch no claim took by the end of the
- * turn ends alone (`EndOfTurn`). A carried claim that fails is made again on its own.
- *
- * A coalesced ack statement that fails cannot say which row the database refused: each of its
- * deliveries fails with `BATCH_ROLLED_BACK` (the statement's error as its cause), and the
- * runtime remembers their ids (in this process): their next acks go one statement each, so
- * that the row at fault fails alone with the database's error and the others commit.
+ * A batch's ack statement that fails for more than one row cannot say which row the database
+ * refused: each of its deliveries fails with `BATCH_ROLLED_BACK` (the statement's error as its
+ * cause), and the runtime remembers their ids (in this process): their next acks go one
+ * statement each (`settle`), so that the row at fault fails alone with the database's error
+ * and the others commit.
  *
  * @module
  */
-import { EndOfTurn } from "./end-of-turn.js";
+import { AckCarrier } from "./ack-carrier.js";
 import { BatchRolledBackError, BrokerError } from "./errors.js";
-import type { ClaimRequest, RowLockBatch, RowLockClaimer } from "./forms.js";
+import {
+  type Acks,
+  type BatchEnd,
+  type ClaimRequest,
+  type Offering,
+  offers,
+  type RowLockBatch,
+  type RowLockClaimer,
+} from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { Logger } from "./logger.js";
@@ -61,16 +66,19 @@ class Suspects {
   }
 }
 
+/** A batch whose every row settled, with its acks, waiting for a claim to carry its end. */
+interface Ending {
+  readonly batch: BatchState;
+  readonly acks: Acks<ClaimedRow>;
+}
+
 /** The broker's runtime for row lock tables. */
 export class RowLockRuntime implements FormRuntime {
   readonly #claimer: RowLockClaimer;
   readonly #table: TableDefinition;
   readonly #logger: Logger;
-  /** Batches whose every row settled, waiting (within this turn) for a claim to carry their end. */
-  readonly #ending: BatchState[] = [];
-  readonly #endOfTurn = new EndOfTurn(() => this.#endAlone());
-  /** How a batch offers its end to the next claim; `undefined` where the claimer cannot carry it. */
-  readonly #carry: ((batch: BatchState) => void) | undefined;
+  /** Batch ends waiting (within this turn) for a claim to carry them; one claim carries one. */
+  readonly #ending: AckCarrier<Ending>;
   readonly #suspects = new Suspects();
   /**
    * Rows of this runtime's batches, by id, until a turn after their batch ended: a claim that
@@ -84,23 +92,25 @@ export class RowLockRuntime implements FormRuntime {
     this.#claimer = claimer;
     this.#table = table;
     this.#logger = logger;
-    this.#carry =
-      claimer.commitAndClaim === undefined || claimer.settleMany === undefined
-        ? undefined
-        : (batch) => {
-            this.#ending.push(batch);
-            this.#endOfTurn.set();
-          };
+    this.#ending = new AckCarrier<Ending>({
+      carried: claimer.endBatchWithClaim !== undefined,
+      oneAtATime: false,
+      take: (waiting) => waiting.splice(0, 1),
+      alone: async (ends) => {
+        await Promise.all(ends.map(({ batch, acks }) => batch.end(acks)));
+      },
+    });
   }
 
   async claim(limit: number): Promise<readonly HeldRow[]> {
     const request: ClaimRequest = { limit, now: new Date() };
-    const ending = this.#ending.shift();
-    const batch =
-      ending === undefined ? await this.#claimer.claim(request) : await this.#claimAfter(ending, request);
+    const batch = await this.#ending.claim(
+      ([ending]) => this.#claimAfter(ending, request),
+      () => this.#claimer.claim(request),
+    );
     if (batch === null) return [];
     if (batch.rows.length === 0) {
-      await this.#claimer.commit(batch.token);
+      await this.#claimer.endBatch(batch.token);
       return [];
     }
     if (this.#open.size > 0) {
@@ -113,7 +123,7 @@ export class RowLockRuntime implements FormRuntime {
       batch.rows.length,
       this.#table,
       this.#logger,
-      this.#carry,
+      this.#ending,
       this.#suspects,
     );
     this.#track(batch.rows, state.done);
@@ -133,29 +143,26 @@ export class RowLockRuntime implements FormRuntime {
   }
 
   close(): Promise<void> {
-    this.#endAlone();
+    this.#ending.flush();
     return this.#claimer.close();
   }
 
   /** The claim carried by `ending`'s end; made again on its own (a new connection) should it fail. */
-  async #claimAfter(ending: BatchState, request: ClaimRequest): Promise<RowLockBatch | null> {
-    const claimed = await ending.endWithClaim(request);
+  async #claimAfter({ batch, acks }: Ending, request: ClaimRequest): Promise<RowLockBatch | null> {
+    const claimed = await batch.endWithClaim(acks, request);
     if (claimed !== null && "error" in claimed) return this.#claimer.claim({ ...request, now: new Date() });
     return claimed;
-  }
-
-  /** Ends, each alone, the batches no claim took this turn. */
-  #endAlone(): void {
-    for (const batch of this.#ending.splice(0)) void batch.endAlone();
   }
 }
 
 class BatchState {
   readonly #claimer: RowLockClaimer;
+  /** The claimer where it runs transactional handlers. */
+  readonly #transactional: Offering<RowLockClaimer, "transaction"> | undefined;
   readonly #token: RowLockToken;
   readonly #table: TableDefinition;
   readonly #logger: Logger;
-  readonly #carry: ((batch: BatchState) => void) | undefined;
+  readonly #ending: AckCarrier<Ending>;
   readonly #suspects: Suspects;
   #unsettled: number;
   /** Settlement statements run one after another on the batch's connection. */
@@ -164,17 +171,16 @@ class BatchState {
   #queued = 0;
   /** Why the batch ended without committing, once it has. */
   #failure: Error | undefined;
+  /** Whether the batch's end began (or waits for a claim to carry it): nothing rolls it back then. */
   #ended = false;
-  /** The batch's acks, once its end was offered to the next claim (until a claim or the turn's end takes it). */
-  #offered: { readonly rows: ClaimedRow[]; readonly settlement: AckSettlement } | undefined;
   readonly #done: Promise<void>;
   #resolveDone!: () => void;
   readonly #controllers = new Set<LazyAbort>();
-  /** Rows whose ack waits for the batch's end, to go as one statement (`settleMany`). */
+  /** Rows whose ack waits for the batch's end, to go with it as one statement. */
   readonly #acked: ClaimedRow[] = [];
   /** The acks' settlement (one kind per table). */
   #ack: AckSettlement | undefined;
-  /** Why the coalesced acks failed, if they did: their deliveries fail with it. */
+  /** Why the acks failed, if they did: their deliveries fail with it. */
   #ackFailure: unknown;
 
   constructor(
@@ -183,16 +189,17 @@ class BatchState {
     size: number,
     table: TableDefinition,
     logger: Logger,
-    carry: ((batch: BatchState) => void) | undefined,
+    ending: AckCarrier<Ending>,
     suspects: Suspects,
   ) {
     this.#claimer = claimer;
     this.#suspects = suspects;
+    this.#transactional = offers(claimer, "transaction") ? claimer : undefined;
     this.#token = token;
     this.#unsettled = size;
     this.#table = table;
     this.#logger = logger;
-    this.#carry = carry;
+    this.#ending = ending;
     this.#done = new Promise((resolve) => {
       this.#resolveDone = resolve;
     });
@@ -216,7 +223,7 @@ class BatchState {
 
   /** Whether the claimer runs transactional handlers. */
   get transactional(): boolean {
-    return this.#claimer.transaction !== undefined;
+    return this.#transactional !== undefined;
   }
 
   /**
@@ -246,14 +253,15 @@ class BatchState {
    * rolls the whole batch back, every other row's writes with it (`BATCH_ROLLED_BACK`).
    */
   async transaction(row: ClaimedRow, work: TransactionWork): Promise<void> {
+    const claimer = this.#transactional;
+    if (claimer === undefined) throw new TypeError("rowclaim: the claimer runs no transactional handlers");
     const watched = watchWork(work);
     let ownFailure: unknown;
     let bodyFailure: { error: unknown } | undefined;
-    const transaction = this.#claimer.transaction as NonNullable<RowLockClaimer["transaction"]>;
     await this.#queue(async () => {
       if (this.#ended) return;
       try {
-        await transaction.call(this.#claimer, this.#token, row, watched.work);
+        await claimer.transaction(this.#token, row, watched.work);
       } catch (error) {
         if (watched.failed()) {
           bodyFailure = { error };
@@ -273,9 +281,8 @@ class BatchState {
 
   async settle(row: ClaimedRow, settlement: Settlement): Promise<void> {
     let ownFailure: unknown;
-    // A row whose coalesced ack failed before acks alone (see the module's notes).
-    const deferred =
-      this.#claimer.settleMany !== undefined && isAckSettlement(settlement) && !this.#suspects.has(row.id);
+    // A row whose batch's ack statement failed before acks alone (see the module's notes).
+    const deferred = isAckSettlement(settlement) && !this.#suspects.has(row.id);
     await this.#queue(async () => {
       if (this.#ended) return;
       if (deferred) {
@@ -315,89 +322,55 @@ class BatchState {
   }
 
   /**
-   * Every row settled: offers the batch's end to the next claim where it can carry it (the
-   * batch has acks, and the claimer `commitAndClaim`); else sends the waiting acks (one
-   * statement), then commits.
+   * Every row settled: a batch with acks is an ack of the carrier (its end waits for the next
+   * claim where the claimer can carry it, else goes at once); one without only commits.
    */
   async #finish(): Promise<void> {
-    const acked = this.#acked.splice(0);
-    const settlement = acked.length > 0 ? this.#ack : undefined;
-    if (settlement !== undefined && this.#carry !== undefined) {
-      this.#offered = { rows: acked, settlement };
-      this.#carry(this);
+    this.#ended = true;
+    const rows = this.#acked.splice(0);
+    const settlement = this.#ack;
+    if (settlement === undefined || rows.length === 0) {
+      await this.#commit();
       return;
     }
-    await this.#endWith(acked, settlement);
+    this.#ending.add({ batch: this, acks: { rows, settlement } });
   }
 
-  /** Ends the offered batch on its own: no claim took its end within the turn. */
-  async endAlone(): Promise<void> {
-    const offered = this.#offered;
-    if (offered === undefined) return;
-    this.#offered = undefined;
-    await this.#endWith(offered.rows, offered.settlement);
+  /** Ends the batch on its own with its acks (`endBatch`). */
+  async end(acks: Acks<ClaimedRow>): Promise<void> {
+    try {
+      await this.#claimer.endBatch(this.#token, acks);
+    } catch (error) {
+      // Nothing of the batch committed, and the claimer ended the transaction itself.
+      this.#ackFailed(error, acks.rows);
+    } finally {
+      this.#resolveDone();
+    }
   }
 
   /**
-   * Ends the offered batch together with the next claim on its connection (`commitAndClaim`);
-   * resolves the claim's part: its batch, `null`, or `{ error }`.
+   * Ends the batch together with the next claim on its connection (`endBatchWithClaim`, else
+   * the end and then the claim); resolves the claim's part: its batch, `null`, or `{ error }`.
    */
-  async endWithClaim(request: ClaimRequest): Promise<RowLockBatch | null | { readonly error: unknown }> {
-    const offered = this.#offered;
-    const commitAndClaim = this.#claimer.commitAndClaim;
-    if (offered === undefined || commitAndClaim === undefined) return this.#claimer.claim(request);
-    this.#offered = undefined;
-    this.#ended = true;
-    let result: Awaited<ReturnType<typeof commitAndClaim>>;
+  async endWithClaim(
+    acks: Acks<ClaimedRow>,
+    request: ClaimRequest,
+  ): Promise<RowLockBatch | null | { readonly error: unknown }> {
+    const claimer = this.#claimer;
+    if (!offers(claimer, "endBatchWithClaim")) {
+      await this.end(acks);
+      return claimer.claim(request).catch((error: unknown) => ({ error }));
+    }
+    let result: BatchEnd;
     try {
-      result = await commitAndClaim.call(
-        this.#claimer,
-        this.#token,
-        offered.rows,
-        offered.settlement,
-        request,
-      );
+      result = await claimer.endBatchWithClaim(this.#token, acks, request);
     } catch (error) {
       // The contract says it reports instead; should a claimer throw, nothing is known committed.
       result = { ended: { error }, claimed: { error } };
     }
-    if (result.ended !== undefined) this.#ackFailed(result.ended.error, offered.rows);
+    if (result.ended !== undefined) this.#ackFailed(result.ended.error, acks.rows);
     this.#resolveDone();
     return result.claimed;
-  }
-
-  /** Sends `acked` (one statement; `settlement` their kind) and commits, or only commits. */
-  async #endWith(acked: readonly ClaimedRow[], settlement: AckSettlement | undefined): Promise<void> {
-    if (settlement === undefined || acked.length === 0) {
-      await this.#commit();
-      return;
-    }
-    const settleAndCommit = this.#claimer.settleAndCommit;
-    if (settleAndCommit !== undefined) {
-      this.#ended = true;
-      try {
-        await settleAndCommit.call(this.#claimer, this.#token, acked, settlement);
-      } catch (error) {
-        // Nothing of the batch committed, and the claimer ended the transaction itself.
-        this.#ackFailed(error, acked);
-      } finally {
-        this.#resolveDone();
-      }
-      return;
-    }
-    try {
-      if (acked.length === 1) {
-        await this.#claimer.settle(this.#token, acked[0] as ClaimedRow, settlement);
-      } else {
-        const settleMany = this.#claimer.settleMany as NonNullable<RowLockClaimer["settleMany"]>;
-        await settleMany.call(this.#claimer, this.#token, acked, settlement);
-      }
-    } catch (error) {
-      this.#blame(error, acked);
-      await this.rollback(error instanceof Error ? error : new Error(String(error)));
-      return;
-    }
-    await this.#commit();
   }
 
   /**
@@ -431,10 +404,10 @@ class BatchState {
     }
   }
 
+  /** Ends a batch without acks: only the commit. */
   async #commit(): Promise<void> {
-    this.#ended = true;
     try {
-      await this.#claimer.commit(this.#token);
+      await this.#claimer.endBatch(this.#token);
     } catch (error) {
       this.#failure = error instanceof Error ? error : new Error(String(error));
       this.#logger.error(
@@ -449,16 +422,16 @@ class BatchState {
   }
 
   /**
-   * Ends the batch without committing: aborts its deliveries with `reason` and rolls back.
-   * Nothing to do once the batch ended, or while its end waits for a claim (every row settled).
+   * Ends the batch without committing: aborts its deliveries with `reason` and releases it.
+   * Nothing to do once the batch's end began (every row settled).
    */
   async rollback(reason: Error): Promise<void> {
-    if (this.#ended || this.#offered !== undefined) return;
+    if (this.#ended) return;
     this.#ended = true;
     this.#failure = reason;
     for (const controller of this.#controllers) controller.abort(reason);
     try {
-      await this.#claimer.rollback(this.#token);
+      await this.#claimer.release(this.#token);
     } catch (error) {
       this.#logger.error(`Table "${this.#table.name}": rolling back a row lock batch failed.`, {
         err: error,

@@ -56,7 +56,7 @@ export type Settlement =
 /**
  * The settlements an ack (or drop) becomes: on a given table always the same kind, `delete`
  * without a `processedAt` column, `markProcessed` with one. These are the settlements the broker
- * coalesces (`settleMany` of the lease and row lock claimers): a retry or a dead letter is rare
+ * coalesces (`Acks`: a row lock batch's end, a lease `settleMany`, a claim that carries acks): a retry or a dead letter is rare
  * and goes on its own.
  */
 export type AckSettlement = DeleteSettlement | MarkProcessedSettlement;

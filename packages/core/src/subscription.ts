@@ -451,8 +451,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         // beside it rather than wait for its round trip; and a claim already as large as a claim
         // may be cannot grow by waiting, so a slot freed meanwhile gets its own claim in the turn
         // in which it was freed (where an ack waits for the next claim within that turn to go
-        // with it: the lease and advisory forms' `settleAndClaim`, a row lock batch's
-        // `commitAndClaim`). A smaller claim is waited for instead, so that the room settled
+        // with it: the lease and advisory forms' `claimWithAcks`, a row lock batch's
+        // `endBatchWithClaim`). A smaller claim is waited for instead, so that the room settled
         // rows free meanwhile adds up to the next claim (with `prefetch`, claims stay large).
         // Claims in flight stay within the room: each reserves its limit.
         const running: Promise<void> = claiming.then((found) => {

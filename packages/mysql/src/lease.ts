@@ -16,7 +16,9 @@
  */
 import {
   type AckSettlement,
+  type Acks,
   type Claimed,
+  type HeldLease,
   type LeaseClaimer,
   type LeaseClaimRequest,
   LeaseLostError,
@@ -330,10 +332,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
    * exactly those, and COMMIT. A database error rolls the transaction back (or fails the single
    * statement): no row changed, and the error is thrown, normalised.
    */
-  async settleMany(
-    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
-    settlement: AckSettlement,
-  ): Promise<readonly boolean[]> {
+  async settleMany({ rows: held, settlement }: Acks<HeldLease>): Promise<readonly boolean[]> {
     if (held.length === 0) return [];
     const { table, family } = this.#context;
     const rows = held.map(({ id, token }) => ({ id, token: token.expiry }));

@@ -10,9 +10,10 @@
  */
 import type {
   AckSettlement,
+  Acks,
+  BatchEnd,
   ClaimedRow,
   ClaimRequest,
-  CommittedAndClaimed,
   RowLockBatch,
   RowLockClaimer,
   RowLockToken,
@@ -109,35 +110,30 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   }
 
   /**
-   * Coalesced acknowledgement, one round trip inside the batch's open transaction: the rows
-   * change when the batch commits, and a rollback undoes it with the rest of the batch. Every row
-   * is found by primary key, so that the batch touches no row of another batch (a scan would wait
-   * on their locks, and two batches of two processes would deadlock): one `UPDATE … FORCE INDEX
-   * (PRIMARY)` marking the rows processed and counting the attempt, as {@link
+   * A batch's end: its acks as one statement inside the transaction, then `COMMIT`. An ack that
+   * fails rolls the batch back and is thrown. Every acked row is found by primary key, so that
+   * the batch touches no row of another batch (a scan would wait on their locks, and two batches
+   * of two processes would deadlock): the single settlement for one row; for more, one `UPDATE …
+   * FORCE INDEX (PRIMARY)` marking the rows processed and counting the attempt, as {@link
    * MysqlRowLockClaimer.settle} does to each; one multi-table `DELETE … FORCE INDEX (PRIMARY)` on
    * MySQL; one `DELETE … WHERE id = ?` per row in one compound statement on MariaDB (its `DELETE`
    * ignores index hints).
    */
-  async settleMany(
-    token: MysqlRowLockToken,
-    rows: readonly ClaimedRow[],
-    settlement: AckSettlement,
-  ): Promise<void> {
-    if (rows.length === 0) return;
-    try {
-      const bound = this.#settlements.ackMany(settlement, rows, this.#context.family);
-      await run(token.connection, bound.sql, bound.values);
-    } catch (error) {
-      throw normalizeError(error, {
-        table: this.#context.table.name,
-        operation: `row lock ${settlement.kind} (coalesced)`,
-      });
+  async endBatch(token: MysqlRowLockToken, acks?: Acks<ClaimedRow>): Promise<void> {
+    if (acks !== undefined) {
+      try {
+        await this.#ack(token, acks);
+      } catch (error) {
+        await this.release(token).catch(() => undefined);
+        throw error;
+      }
     }
+    await commitAndRelease(token.connection, token.guard);
   }
 
   /**
    * A batch's end and the next claim on its connection (see core's `RowLockClaimer`): the acks
-   * (as {@link MysqlRowLockClaimer.settleMany}), then `COMMIT AND CHAIN`, which commits and
+   * (as {@link MysqlRowLockClaimer.endBatch}), then `COMMIT AND CHAIN`, which commits and
    * begins the next transaction at the same isolation level in one statement, then the claim's
    * `SELECT … FOR UPDATE SKIP LOCKED` in it: three round trips where ending alone and claiming
    * anew take five and a checkout from the pool (mysql2 waits for each answer before it sends
@@ -148,26 +144,25 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
    * statement, one round trip (see `#carryInOneStatement`). FIFO tables end alone and claim anew:
    * their claim takes the group's guard first.
    */
-  async commitAndClaim(
+  async endBatchWithClaim(
     token: MysqlRowLockToken,
-    rows: readonly ClaimedRow[],
-    settlement: AckSettlement,
+    acks: Acks<ClaimedRow>,
     request: ClaimRequest,
-  ): Promise<CommittedAndClaimed<MysqlRowLockToken>> {
+  ): Promise<BatchEnd<MysqlRowLockToken>> {
     const { table, statements } = this.#context;
     const { connection } = token;
     const failed = (error: unknown): { readonly error: unknown } => ({ error });
     if (table.fifo || token.guard !== undefined) {
-      const ended = await this.#ackAndCommit(token, rows, settlement).then(() => undefined, failed);
+      const ended = await this.endBatch(token, acks).then(() => undefined, failed);
       return { ended, claimed: await this.claim(request).catch(failed) };
     }
-    if (this.#context.family === "mariadb" && rows.length > 0) {
-      return this.#carryInOneStatement(token, rows, settlement, request);
+    if (this.#context.family === "mariadb" && acks.rows.length > 0) {
+      return this.#carryInOneStatement(token, acks, request);
     }
     try {
-      await this.#ack(token, rows, settlement);
+      await this.#ack(token, acks);
     } catch (error) {
-      await this.rollback(token).catch(() => undefined);
+      await this.release(token).catch(() => undefined);
       return { ended: { error }, claimed: await this.claim(request).catch(failed) };
     }
     try {
@@ -192,7 +187,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   async #chainedClaim(
     connection: ConnectionLike,
     read: () => Promise<unknown[][]>,
-  ): Promise<RowLockBatch<MysqlRowLockToken> | null | { readonly error: unknown }> {
+  ): Promise<BatchEnd<MysqlRowLockToken>["claimed"]> {
     const { table } = this.#context;
     try {
       const claimed = await read();
@@ -221,10 +216,9 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
    */
   async #carryInOneStatement(
     token: MysqlRowLockToken,
-    rows: readonly ClaimedRow[],
-    settlement: AckSettlement,
+    { rows, settlement }: Acks<ClaimedRow>,
     request: ClaimRequest,
-  ): Promise<CommittedAndClaimed<MysqlRowLockToken>> {
+  ): Promise<BatchEnd<MysqlRowLockToken>> {
     const { statements } = this.#context;
     const { connection } = token;
     const acks = this.#settlements.ackSteps(settlement, rows, "mariadb");
@@ -252,7 +246,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
     mark: number,
     error: unknown,
     settlement: AckSettlement,
-  ): Promise<CommittedAndClaimed<MysqlRowLockToken>> {
+  ): Promise<BatchEnd<MysqlRowLockToken>> {
     const { table } = this.#context;
     const { connection } = token;
     let committed: boolean;
@@ -272,7 +266,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
         claimed: { error: normalizeError(error, { table: table.name, operation: "row lock claim" }) },
       };
     }
-    await this.rollback(token).catch(() => undefined);
+    await this.release(token).catch(() => undefined);
     const ended = normalizeError(error, {
       table: table.name,
       operation: `row lock ${settlement.kind} (coalesced)`,
@@ -283,33 +277,23 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
     };
   }
 
-  /** The batch's acks (one statement: the single settlement for one row, else {@link MysqlRowLockClaimer.settleMany}), then its commit. */
-  async #ackAndCommit(
-    token: MysqlRowLockToken,
-    rows: readonly ClaimedRow[],
-    settlement: AckSettlement,
-  ): Promise<void> {
-    try {
-      await this.#ack(token, rows, settlement);
-    } catch (error) {
-      await this.rollback(token).catch(() => undefined);
-      throw error;
-    }
-    await this.commit(token);
-  }
-
   /** The batch's acks as one statement inside its transaction (normalized errors). */
-  #ack(token: MysqlRowLockToken, rows: readonly ClaimedRow[], settlement: AckSettlement): Promise<void> {
+  async #ack(token: MysqlRowLockToken, { rows, settlement }: Acks<ClaimedRow>): Promise<void> {
     const [row] = rows;
     if (rows.length === 1 && row !== undefined) return this.settle(token, row, settlement);
-    return this.settleMany(token, rows, settlement);
+    if (rows.length === 0) return;
+    try {
+      const bound = this.#settlements.ackMany(settlement, rows, this.#context.family);
+      await run(token.connection, bound.sql, bound.values);
+    } catch (error) {
+      throw normalizeError(error, {
+        table: this.#context.table.name,
+        operation: `row lock ${settlement.kind} (coalesced)`,
+      });
+    }
   }
 
-  commit(token: MysqlRowLockToken): Promise<void> {
-    return commitAndRelease(token.connection, token.guard);
-  }
-
-  rollback(token: MysqlRowLockToken): Promise<void> {
+  release(token: MysqlRowLockToken): Promise<void> {
     // A transactional body still running on it: close the session, so its next statement fails.
     if (bodyRunning(token.connection)) {
       letGo(token.connection, true);

@@ -1,5 +1,5 @@
 /**
- * Coalesced settlements (`settleMany`) called directly on the claimers, against the real server:
+ * Coalesced settlements (a lease `settleMany`, a row lock batch's `endBatch`) called directly on the claimers, against the real server:
  * every row fenced by its own token in the lease form (a row whose lease was taken over answers
  * `false` alone and is left as it is), one statement inside the batch's transaction in the row
  * lock form, nothing changed when the database fails. The MySQL path (no `DELETE … RETURNING`:
@@ -77,7 +77,10 @@ describe.each([
     const first = await claimLeased(claimer, 2, 30);
     const second = await claimLeased(claimer, 2, 60);
     expect(first[0]?.token.expiry).not.toEqual(second[0]?.token.expiry);
-    const settled = await claimer.settleMany?.(held([...first, ...second]), { kind: "delete" });
+    const settled = await claimer.settleMany?.({
+      rows: held([...first, ...second]),
+      settlement: { kind: "delete" },
+    });
     expect(settled).toEqual([true, true, true, true]);
     expect(await readAll(db.admin, table)).toEqual([]);
     await claimer.close();
@@ -90,7 +93,7 @@ describe.each([
     const claimed = await claimLeased(claimer, 3);
     const stolen = claimed[1]?.row.id;
     const other = await stealLease(table, stolen);
-    const settled = await claimer.settleMany?.(held(claimed), { kind: "delete" });
+    const settled = await claimer.settleMany?.({ rows: held(claimed), settlement: { kind: "delete" } });
     expect(settled).toEqual([true, false, true]);
     const rows = await readAll(db.admin, table);
     expect(rows.map((row) => row.id)).toEqual([stolen]);
@@ -108,7 +111,10 @@ describe.each([
     const claimed = await claimLeased(claimer, 3);
     const other = await stealLease(table, claimed[2]?.row.id);
     const at = new Date("2030-01-02T03:04:05.000Z");
-    const settled = await claimer.settleMany?.(held(claimed), { kind: "markProcessed", at });
+    const settled = await claimer.settleMany?.({
+      rows: held(claimed),
+      settlement: { kind: "markProcessed", at },
+    });
     expect(settled).toEqual([true, true, false]);
     const rows = await readAll(db.admin, table);
     expect(rows.map((row) => [row.processed_at, row.locked_until, row.attempt])).toEqual([
@@ -127,7 +133,7 @@ describe.each([
     await db.admin.query(`DELETE FROM ${quote(table.name)} WHERE id = ?`, [claimed[0]?.row.id]);
     const [extended] = await claimer.extend(held(claimed.slice(1, 2)), new Date(Date.now() + 90_000));
     expect(extended).not.toBeNull();
-    const settled = await claimer.settleMany?.(held(claimed), { kind: "delete" });
+    const settled = await claimer.settleMany?.({ rows: held(claimed), settlement: { kind: "delete" } });
     expect(settled).toEqual([false, false, true]);
     expect((await readAll(db.admin, table)).map((row) => row.id)).toEqual([claimed[1]?.row.id]);
     await claimer.close();
@@ -144,7 +150,11 @@ describe.each([
     const claimed = await claimLeased(claimer, 3);
     expect(claimed.map((c) => c.row.id)).toEqual(["r0", "r1", "r2"]);
     await stealLease(table, "r0");
-    expect(await claimer.settleMany?.(held(claimed), { kind: "delete" })).toEqual([false, true, true]);
+    expect(await claimer.settleMany?.({ rows: held(claimed), settlement: { kind: "delete" } })).toEqual([
+      false,
+      true,
+      true,
+    ]);
     expect((await readAll(db.admin, table)).map((row) => row.id)).toEqual(["r0"]);
     await claimer.close();
   });
@@ -154,7 +164,7 @@ describe.each([
     await insertRows(table, 500);
     const claimer = await openLease(driverOf(), table);
     const claimed = await claimLeased(claimer, 500);
-    const settled = await claimer.settleMany?.(held(claimed), { kind: "delete" });
+    const settled = await claimer.settleMany?.({ rows: held(claimed), settlement: { kind: "delete" } });
     expect(settled).toHaveLength(500);
     expect(settled?.every((flag) => flag)).toBe(true);
     expect(await readAll(db.admin, table)).toEqual([]);
@@ -175,16 +185,20 @@ describe.each([
     const claimer = await openLease(driverOf(), table);
     const claimed = await claimLeased(claimer, 3);
     const before = await readAll(db.admin, table);
-    await expect(claimer.settleMany?.(held(claimed), { kind: "delete" })).rejects.toMatchObject({
+    await expect(
+      claimer.settleMany?.({ rows: held(claimed), settlement: { kind: "delete" } }),
+    ).rejects.toMatchObject({
       errno: 1644,
     });
     await expect(
-      claimer.settleMany?.(held(claimed), { kind: "markProcessed", at: new Date() }),
+      claimer.settleMany?.({ rows: held(claimed), settlement: { kind: "markProcessed", at: new Date() } }),
     ).rejects.toMatchObject({ errno: 1644 });
     expect(await readAll(db.admin, table)).toEqual(before);
     // A table dropped meanwhile: a SchemaError, by its code.
     await db.admin.query(`DROP TABLE ${quote(name)}`);
-    await expect(claimer.settleMany?.(held(claimed), { kind: "delete" })).rejects.toMatchObject({
+    await expect(
+      claimer.settleMany?.({ rows: held(claimed), settlement: { kind: "delete" } }),
+    ).rejects.toMatchObject({
       code: "SCHEMA",
     });
     await claimer.close();
@@ -214,28 +228,26 @@ async function claimBatch(
   return { claimer, token: batch.token, rows: batch.rows };
 }
 
-describe("row lock settleMany", () => {
-  it("deletes the batch's rows in one statement that takes effect only when the batch commits", async () => {
+describe("a row lock batch's end with its acks", () => {
+  it("deletes the batch's rows and commits", async () => {
     const description: TableDescription = { name: uniqueName("sm_rl"), columns: { ...rowLockColumns } };
     delete (description.columns as { processedAt?: string }).processedAt;
     const table = await db.tables.create(description);
     await insertRows(table, 3);
     const { claimer, token, rows } = await claimBatch(table, 3);
-    await claimer.settleMany?.(token, rows, { kind: "delete" });
-    // Not committed yet: another session still reads every row.
-    expect(await readAll(db.admin, table)).toHaveLength(3);
-    await claimer.commit(token);
+    await claimer.endBatch(token, { rows, settlement: { kind: "delete" } });
     expect(await readAll(db.admin, table)).toEqual([]);
     await claimer.close();
   });
 
-  it("a rolled back batch keeps its rows, unchanged", async () => {
+  it("a released batch keeps its rows, unchanged", async () => {
     const table = await db.tables.create({ name: uniqueName("sm_rb"), columns: rowLockColumns });
     await insertRows(table, 2);
     const before = await readAll(db.admin, table);
     const { claimer, token, rows } = await claimBatch(table, 2);
-    await claimer.settleMany?.(token, rows, { kind: "markProcessed", at: new Date() });
-    await claimer.rollback(token);
+    const [row] = rows;
+    if (row !== undefined) await claimer.settle(token, row, { kind: "markProcessed", at: new Date() });
+    await claimer.release(token);
     expect(await readAll(db.admin, table)).toEqual(before);
     await claimer.close();
   });
@@ -245,8 +257,7 @@ describe("row lock settleMany", () => {
     await insertRows(table, 500);
     const { claimer, token, rows } = await claimBatch(table, 500);
     const at = new Date("2030-01-02T03:04:05.000Z");
-    await claimer.settleMany?.(token, rows, { kind: "markProcessed", at });
-    await claimer.commit(token);
+    await claimer.endBatch(token, { rows, settlement: { kind: "markProcessed", at } });
     const after = await readAll(db.admin, table);
     expect(after).toHaveLength(500);
     expect(
@@ -265,9 +276,8 @@ describe("row lock settleMany", () => {
     const before = await readAll(db.admin, table);
     const { claimer, token, rows } = await claimBatch(table, 2);
     await expect(
-      claimer.settleMany?.(token, rows, { kind: "markProcessed", at: new Date() }),
+      claimer.endBatch(token, { rows, settlement: { kind: "markProcessed", at: new Date() } }),
     ).rejects.toMatchObject({ errno: 1644 });
-    await claimer.rollback(token);
     expect(await readAll(db.admin, table)).toEqual(before);
     await claimer.close();
   });

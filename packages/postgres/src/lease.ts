@@ -7,8 +7,9 @@
  * @module
  */
 import {
-  type AckSettlement,
+  type Acks,
   type Claimed,
+  type HeldLease,
   InvalidArgumentError,
   type LeaseClaimer,
   type LeaseClaimRequest,
@@ -79,10 +80,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     return sortIntoClaimOrder(table, claimed);
   }
 
-  async extend(
-    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
-    expiry: Date,
-  ): Promise<readonly (LeaseToken | null)[]> {
+  async extend(held: readonly HeldLease[], expiry: Date): Promise<readonly (LeaseToken | null)[]> {
     if (held.length === 0) return [];
     let result: QueryResultLike;
     try {
@@ -129,10 +127,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
    * each row that holds another token or is gone (left unchanged). A database error rejects
    * (normalized), and then no row changed: the statement is atomic.
    */
-  async settleMany(
-    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
-    settlement: AckSettlement,
-  ): Promise<readonly boolean[]> {
+  async settleMany({ rows: held, settlement }: Acks<HeldLease>): Promise<readonly boolean[]> {
     const { table, pool, settleMany } = this.#options;
     if (held.length === 0) return [];
     const stmt = settlement.kind === "delete" ? settleMany.delete : settleMany.markProcessed;

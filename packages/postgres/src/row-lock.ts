@@ -8,9 +8,10 @@
  */
 import {
   type AckSettlement,
+  type Acks,
+  type BatchEnd,
   type ClaimedRow,
   type ClaimRequest,
-  type CommittedAndClaimed,
   InvalidArgumentError,
   type RowLockBatch,
   type RowLockClaimer,
@@ -47,7 +48,7 @@ export interface RowLockClaimerOptions {
   readonly group: string | null;
   readonly claim: ClaimStatement;
   readonly settlements: Settlements;
-  /** The coalesced acknowledging settlements (`settleMany`). */
+  /** The coalesced acknowledging settlements (a batch's acks). */
   readonly settleMany: SettleManyStatements;
 }
 
@@ -103,21 +104,21 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
    * so the claim does not depend on the batch's fate. A `COMMIT` that fails ends the session
    * (the connection is destroyed, and with it the claim's transaction, if it began): the claim
    * reports that error and the broker claims again. Without pipelining (or on a FIFO table,
-   * whose claim takes its guard first), the batch ends as `settleAndCommit` ends it and the
-   * claim runs as `claim` does.
+   * whose claim takes its guard first), the batch ends as `endBatch` ends it and the claim
+   * runs as `claim` does.
    */
-  async commitAndClaim(
+  async endBatchWithClaim(
     token: PostgresRowLockToken,
-    rows: readonly ClaimedRow[],
-    settlement: AckSettlement,
+    acks: Acks<ClaimedRow>,
     request: ClaimRequest,
-  ): Promise<CommittedAndClaimed<PostgresRowLockToken>> {
+  ): Promise<BatchEnd<PostgresRowLockToken>> {
     const { connection } = token;
+    const { rows, settlement } = acks;
     const ack = this.#ackStatementOrNull(rows, settlement);
     if (this.#fifoKey !== null || !connection.pipelined || connection.released || ack === null) {
-      // One after the other (also when no statement can ack these rows: `settleAndCommit` then
-      // rolls the batch back and says why).
-      const ended = await this.settleAndCommit(token, rows, settlement).then(
+      // One after the other (also when no statement can ack these rows: `endBatch` then rolls
+      // the batch back and says why).
+      const ended = await this.endBatch(token, acks).then(
         () => undefined,
         (error: unknown) => ({ error }),
       );
@@ -151,7 +152,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     const ended =
       acked.status === "rejected" ? { error: this.#ackError(acked.reason, settlement) } : undefined;
     const next = connection.passOn();
-    let claimed: RowLockBatch<PostgresRowLockToken> | null | { readonly error: unknown };
+    let claimed: BatchEnd<PostgresRowLockToken>["claimed"];
     try {
       if (begun.status === "rejected") throw begun.reason;
       if (selected.status === "rejected") throw selected.reason;
@@ -206,49 +207,33 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
   }
 
   /**
-   * Coalesced settlements: one statement inside the batch's open transaction settles every row
-   * of `rows` as {@link PostgresRowLockClaimer.settle} would settle each (`delete` removes them,
-   * `markProcessed` writes the time and counts the attempt). Nothing is seen by other sessions
-   * before {@link PostgresRowLockClaimer.commit}, and a rollback undoes it with the batch.
+   * A batch's end: its acks as one statement inside the transaction (as {@link
+   * PostgresRowLockClaimer.settle} would settle each row: `delete` removes them, `markProcessed`
+   * writes the time and counts the attempt), then `COMMIT`, sent together on a pipelined client
+   * (one round trip). Should the ack statement fail, the server answers the `COMMIT` with a
+   * rollback: nothing is committed, the connection goes back to the pool, and the ack's error is
+   * thrown. Without pipelining the two run one after the other.
    */
-  async settleMany(
-    token: PostgresRowLockToken,
-    rows: readonly ClaimedRow[],
-    settlement: AckSettlement,
-  ): Promise<void> {
-    if (rows.length === 0) return;
-    const { stmt, values } = this.#ackStatement(rows, settlement);
-    try {
-      await token.connection.run(stmt, values);
-    } catch (error) {
-      throw this.#ackError(error, settlement);
-    }
-  }
-
-  /**
-   * The batch's acks and its `COMMIT` in one round trip, for a broker that ends a batch with
-   * its coalesced acks (not yet part of core's `RowLockClaimer`): on a pipelined client the ack
-   * statement (as {@link PostgresRowLockClaimer.settleMany}, any number of rows) and `COMMIT` are
-   * sent together. Should the ack statement fail, the server answers the `COMMIT` with a
-   * rollback: nothing is committed, the connection goes back to the pool, and the ack's error
-   * is thrown (a later {@link PostgresRowLockClaimer.rollback} does nothing). Without pipelining
-   * it runs the two one after the other.
-   */
-  async settleAndCommit(
-    token: PostgresRowLockToken,
-    rows: readonly ClaimedRow[],
-    settlement: AckSettlement,
-  ): Promise<void> {
+  async endBatch(token: PostgresRowLockToken, acks?: Acks<ClaimedRow>): Promise<void> {
     const { connection } = token;
+    if (acks === undefined || acks.rows.length === 0) {
+      await this.#end(connection, commitSql);
+      return;
+    }
+    const { rows, settlement } = acks;
     const ack = this.#ackStatementOrNull(rows, settlement);
-    if (rows.length === 0 || !connection.pipelined || ack === null) {
+    if (!connection.pipelined || ack === null) {
       try {
-        await this.settleMany(token, rows, settlement);
+        // No statement can ack these rows: `#ackStatement` throws why.
+        const { stmt, values } = ack ?? this.#ackStatement(rows, settlement);
+        await connection.run(stmt, values).catch((error: unknown) => {
+          throw this.#ackError(error, settlement);
+        });
       } catch (error) {
-        await this.rollback(token).catch(() => undefined);
+        await this.release(token).catch(() => undefined);
         throw error;
       }
-      await this.commit(token);
+      await this.#end(connection, commitSql);
       return;
     }
     const { stmt, values } = ack;
@@ -270,11 +255,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     }
   }
 
-  async commit(token: PostgresRowLockToken): Promise<void> {
-    await this.#end(token.connection, commitSql);
-  }
-
-  async rollback(token: PostgresRowLockToken): Promise<void> {
+  async release(token: PostgresRowLockToken): Promise<void> {
     const { connection } = token;
     if (connection.released) return;
     // A transactional body still running on it: end the session, so its next statement fails.

@@ -16,7 +16,7 @@ async function claimAt(claimer: Claimer, now: Date): Promise<unknown[]> {
     case "rowLock": {
       const batch = await claimer.claim({ limit: 5, now });
       if (batch === null) return [];
-      await claimer.rollback(batch.token);
+      await claimer.release(batch.token);
       return batch.rows.map((row) => row.payload);
     }
     case "lease": {

@@ -239,7 +239,7 @@ describe("the FIFO group guard", () => {
       if (otherClaimer.form === "rowLock") {
         const batch = await otherClaimer.claim({ limit: 5, now });
         expect(batch?.rows.map((row) => row.payload)).toEqual([99]);
-        if (batch !== null) await otherClaimer.rollback(batch.token);
+        if (batch !== null) await otherClaimer.release(batch.token);
       } else if (otherClaimer.form === "lease") {
         const rows = await otherClaimer.claim({
           limit: 5,

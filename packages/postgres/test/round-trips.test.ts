@@ -6,9 +6,9 @@
  */
 import {
   type AdvisoryClaimer,
+  type BatchEnd,
   BrokerError,
   type ClaimedRow,
-  type CommittedAndClaimed,
   createBroker,
   silentLogger,
   type TableDefinition,
@@ -83,13 +83,17 @@ async function referenceRow(table: TableDefinition, which: "min" | "max"): Promi
   };
 }
 
-/** Ends `batch` with its rows deleted, carrying a claim of up to `limit` rows (`commitAndClaim`). */
+/** Ends `batch` with its rows deleted, carrying a claim of up to `limit` rows (`endBatchWithClaim`). */
 function deleteAndClaim(
   claimer: PostgresRowLockClaimer,
   batch: { readonly token: PostgresRowLockToken; readonly rows: readonly ClaimedRow[] },
   limit: number,
-): Promise<CommittedAndClaimed<PostgresRowLockToken>> {
-  return claimer.commitAndClaim(batch.token, batch.rows, { kind: "delete" }, { limit, now: new Date() });
+): Promise<BatchEnd<PostgresRowLockToken>> {
+  return claimer.endBatchWithClaim(
+    batch.token,
+    { rows: batch.rows, settlement: { kind: "delete" } },
+    { limit, now: new Date() },
+  );
 }
 
 describe("a row lock claim on the driver's own pool", () => {
@@ -102,7 +106,7 @@ describe("a row lock claim on the driver's own pool", () => {
     const [row] = batch.rows;
     if (row === undefined) throw new Error("no row in the batch");
     await claimer.settle(batch.token, row, { kind: "delete" });
-    await claimer.commit(batch.token);
+    await claimer.endBatch(batch.token);
     expect(await db.rows(table)).toHaveLength(0);
     await claimer.close();
     await driver.close();
@@ -115,7 +119,7 @@ describe("a row lock batch's acks and its commit", () => {
     const { table, driver, claimer } = await rowLockSetup([1, 2, 3], events);
     const batch = await claimBatch(claimer, 2);
     events.length = 0;
-    await claimer.settleAndCommit(batch.token, batch.rows, { kind: "delete" });
+    await claimer.endBatch(batch.token, { rows: batch.rows, settlement: { kind: "delete" } });
     expect(events).toEqual(["sent DELETE", "sent COMMIT", "write", "done DELETE", "done COMMIT"]);
     expect(batch.token.connection.released).toBe(true);
     expect((await db.rows(table)).map((row) => row.payload)).toEqual([3]);
@@ -127,7 +131,7 @@ describe("a row lock batch's acks and its commit", () => {
     const { table, driver, claimer } = await rowLockSetup([1, 2]);
     const batch = await claimBatch(claimer, 2);
     const code = await claimer
-      .settleAndCommit(batch.token, batch.rows, { kind: "markProcessed", at: new Date() })
+      .endBatch(batch.token, { rows: batch.rows, settlement: { kind: "markProcessed", at: new Date() } })
       .then(
         () => "resolved",
         (error: unknown) => (BrokerError.is(error) ? error.code : `raw ${String(error)}`),
@@ -137,7 +141,7 @@ describe("a row lock batch's acks and its commit", () => {
     // Nothing holds the rows: a claim takes both again.
     const again = await claimBatch(claimer, 2);
     expect(again.rows.map((row) => row.payload)).toEqual([1, 2]);
-    await claimer.rollback(again.token);
+    await claimer.release(again.token);
     expect(await db.rows(table)).toHaveLength(2);
     await claimer.close();
     await driver.close();
@@ -150,18 +154,20 @@ describe("a row lock batch's acks and its commit", () => {
     const dropReference = await referenceRow(table, "max");
     try {
       const batch = await claimBatch(claimer, 2);
-      const code = await claimer.settleAndCommit(batch.token, batch.rows, { kind: "delete" }).then(
-        () => "resolved",
-        (error: unknown) => (BrokerError.is(error) ? error.code : `raw ${String(error)}`),
-      );
+      const code = await claimer
+        .endBatch(batch.token, { rows: batch.rows, settlement: { kind: "delete" } })
+        .then(
+          () => "resolved",
+          (error: unknown) => (BrokerError.is(error) ? error.code : `raw ${String(error)}`),
+        );
       expect(code).toBe("CONSTRAINT");
       expect(batch.token.connection.released).toBe(true);
-      await claimer.rollback(batch.token);
+      await claimer.release(batch.token);
       expect((await db.rows(table)).map((row) => row.payload)).toEqual([1, 2]);
       // The connection went back clean: the next claim takes both rows again.
       const again = await claimer.claim({ limit: 2, now: new Date() });
       expect(again?.rows).toHaveLength(2);
-      if (again !== null) await claimer.rollback(again.token);
+      if (again !== null) await claimer.release(again.token);
     } finally {
       await dropReference();
     }
@@ -201,9 +207,9 @@ describe("a row lock batch's end carrying the next claim", () => {
     );
     expect(free.map((row) => row.payload)).toEqual([3]);
     // Anything done through the ended batch's token no longer touches the session.
-    await claimer.rollback(batch.token);
+    await claimer.release(batch.token);
     await claimer.settle(next.token, next.rows[0] as ClaimedRow, { kind: "delete" });
-    await claimer.commit(next.token);
+    await claimer.endBatch(next.token);
     expect((await db.rows(table)).map((row) => row.payload)).toEqual([3]);
     await claimer.close();
     await driver.close();
@@ -220,7 +226,7 @@ describe("a row lock batch's end carrying the next claim", () => {
       if (next === null || "error" in next) throw new Error(`no next batch: ${String(next?.error)}`);
       // The failed batch rolled back before the claim began: its row is due again and taken.
       expect(next.rows.map((row) => row.payload)).toEqual([1, 2]);
-      await claimer.rollback(next.token);
+      await claimer.release(next.token);
       expect((await db.rows(table)).map((row) => row.payload)).toEqual([1, 2]);
     } finally {
       await dropReference();
@@ -232,10 +238,9 @@ describe("a row lock batch's end carrying the next claim", () => {
   it("reports an ack the table cannot take (markProcessed, no processedAt column) as the batch's end, rolled back, and still claims", async () => {
     const { table, driver, claimer } = await rowLockSetup([1, 2]);
     const batch = await claimBatch(claimer, 1);
-    const result = await claimer.commitAndClaim(
+    const result = await claimer.endBatchWithClaim(
       batch.token,
-      batch.rows,
-      { kind: "markProcessed", at: new Date() },
+      { rows: batch.rows, settlement: { kind: "markProcessed", at: new Date() } },
       { limit: 2, now: new Date() },
     );
     expect(BrokerError.is(result.ended?.error) ? result.ended.error.code : result.ended).toBe(
@@ -244,7 +249,7 @@ describe("a row lock batch's end carrying the next claim", () => {
     expect(batch.token.connection.released).toBe(true);
     const next = result.claimed;
     if (next === null || "error" in next) throw new Error(`no next batch: ${String(next?.error)}`);
-    await claimer.rollback(next.token);
+    await claimer.release(next.token);
     // The batch rolled back before the claim: its row is due again and taken with the other.
     expect(next.rows.map((row) => row.payload)).toEqual([1, 2]);
     expect(await db.rows(table)).toHaveLength(2);

@@ -1,5 +1,5 @@
 /**
- * Coalesced settlements (`settleMany`), called on the claimers directly: one statement settles
+ * Coalesced settlements (a lease `settleMany`, a row lock batch's `endBatch`), called on the claimers directly: one statement settles
  * many rows, each lease row fenced by its own token, a row lock batch's rows inside its
  * transaction; a failure changes nothing. And the advisory form's settlement and unlock as one
  * statement, which no other session can see unlocked before the settlement commits.
@@ -81,7 +81,12 @@ describe("lease settleMany settles each row fenced by its own token, in one stat
     const held = [...first, ...second].map(({ row, token }) => ({ id: row.id, token }));
     expect(new Set(held.map((hold) => hold.token.expiry.getTime())).size).toBe(2);
     texts.length = 0;
-    expect(await claimer.settleMany(held, { kind: "delete" })).toEqual([true, true, true, true]);
+    expect(await claimer.settleMany({ rows: held, settlement: { kind: "delete" } })).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect(texts).toHaveLength(1);
     expect(await db.rows(table)).toHaveLength(0);
     await claimer.close();
@@ -101,7 +106,11 @@ describe("lease settleMany settles each row fenced by its own token, in one stat
       stolen,
     ]);
     const before = await db.query(`SELECT * FROM ${ref(table)} WHERE id = $1`, [stolen]);
-    expect(await claimer.settleMany(held, { kind: "delete" })).toEqual([true, false, true]);
+    expect(await claimer.settleMany({ rows: held, settlement: { kind: "delete" } })).toEqual([
+      true,
+      false,
+      true,
+    ]);
     expect(await db.rows(table)).toEqual(before);
     await claimer.close();
     await driver.close();
@@ -129,7 +138,11 @@ describe("lease settleMany settles each row fenced by its own token, in one stat
       stolen,
     ]);
     const at = new Date(Math.floor(Date.now() / 1000) * 1000);
-    expect(await claimer.settleMany(held, { kind: "markProcessed", at })).toEqual([false, true, true]);
+    expect(await claimer.settleMany({ rows: held, settlement: { kind: "markProcessed", at } })).toEqual([
+      false,
+      true,
+      true,
+    ]);
     const rows = await db.rows(table);
     expect(rows).toHaveLength(3);
     for (const row of rows) {
@@ -159,12 +172,16 @@ describe("lease settleMany settles each row fenced by its own token, in one stat
     try {
       await db.query(`INSERT INTO ${quoteIdent(guard)} VALUES ($1)`, [held[2]?.id]);
       const before = await db.rows(table);
-      expect(await codeOf(() => claimer.settleMany(held, { kind: "delete" }))).toBe("CONSTRAINT");
+      expect(await codeOf(() => claimer.settleMany({ rows: held, settlement: { kind: "delete" } }))).toBe(
+        "CONSTRAINT",
+      );
       expect(await db.rows(table)).toEqual(before);
       await db.query(`DROP TABLE ${quoteIdent(guard)}`);
       // The table gone: the statement fails as a schema error.
       await db.query(`DROP TABLE ${ref(table)}`);
-      expect(await codeOf(() => claimer.settleMany(held, { kind: "delete" }))).toBe("SCHEMA");
+      expect(await codeOf(() => claimer.settleMany({ rows: held, settlement: { kind: "delete" } }))).toBe(
+        "SCHEMA",
+      );
     } finally {
       await db.query(`DROP TABLE IF EXISTS ${quoteIdent(guard)}`);
     }
@@ -181,7 +198,7 @@ describe("lease settleMany settles each row fenced by its own token, in one stat
     const held = (await claimLeased(claimer, 500)).map(({ row, token }) => ({ id: row.id, token }));
     expect(held).toHaveLength(500);
     texts.length = 0;
-    const settled = await claimer.settleMany(held, { kind: "delete" });
+    const settled = await claimer.settleMany({ rows: held, settlement: { kind: "delete" } });
     expect(settled.every((ok) => ok)).toBe(true);
     expect(settled).toHaveLength(500);
     expect(texts).toHaveLength(1);
@@ -212,7 +229,11 @@ describe("lease settleMany settles each row fenced by its own token, in one stat
       const mixed = [held[0], { id: held[1]?.id ?? "", token: other }, held[2]].filter(
         (hold) => hold !== undefined,
       );
-      expect(await claimer.settleMany(mixed, { kind: "delete" })).toEqual([true, false, true]);
+      expect(await claimer.settleMany({ rows: mixed, settlement: { kind: "delete" } })).toEqual([
+        true,
+        false,
+        true,
+      ]);
       expect((await db.rows(table)).map((row) => row.id)).toEqual([held[1]?.id]);
       await claimer.close();
       await driver.close();
@@ -222,8 +243,8 @@ describe("lease settleMany settles each row fenced by its own token, in one stat
   });
 });
 
-describe("row lock settleMany settles the batch's rows in one statement inside its transaction", () => {
-  it("deletes the rows only when the batch commits", async () => {
+describe("a row lock batch's end settles its acked rows in one statement, then commits", () => {
+  it("deletes the rows with one statement and the commit", async () => {
     const table = await db.create(describeTable("rowLock", uniqueName("rc_many")));
     const texts: string[] = [];
     const { driver, pool } = recordingDriver(texts);
@@ -232,18 +253,16 @@ describe("row lock settleMany settles the batch's rows in one statement inside i
     const batch = await claimBatch(claimer, 3);
     expect(batch.rows).toHaveLength(3);
     texts.length = 0;
-    await claimer.settleMany(batch.token, batch.rows, { kind: "delete" });
-    expect(texts).toHaveLength(1);
-    // Not committed yet: other sessions still see every row.
-    expect(await db.rows(table)).toHaveLength(4);
-    await claimer.commit(batch.token);
+    await claimer.endBatch(batch.token, { rows: batch.rows, settlement: { kind: "delete" } });
+    // The ack statement and the COMMIT.
+    expect(texts).toHaveLength(2);
     expect((await db.rows(table)).map((row) => row.payload)).toEqual([3]);
     await claimer.close();
     await driver.close();
     await pool.end();
   });
 
-  it("markProcessed counts the attempt, and a rollback undoes it with the batch", async () => {
+  it("markProcessed counts the attempt, and a released batch keeps its rows unchanged", async () => {
     const table = await db.create(
       describeTable("rowLock", uniqueName("rc_many"), {
         columns: { id: "id", payload: "payload", attempt: "attempt", processedAt: "processed_at" },
@@ -254,15 +273,13 @@ describe("row lock settleMany settles the batch's rows in one statement inside i
     const claimer = await openClaimer<PostgresRowLockClaimer>(driver, table);
     const at = new Date(Math.floor(Date.now() / 1000) * 1000);
     const rolled = await claimBatch(claimer, 3);
-    await claimer.settleMany(rolled.token, rolled.rows, { kind: "markProcessed", at });
-    await claimer.rollback(rolled.token);
+    await claimer.release(rolled.token);
     for (const row of await db.rows(table)) {
       expect(row.processed_at).toBeNull();
       expect(row.attempt).toBe(1);
     }
     const kept = await claimBatch(claimer, 3);
-    await claimer.settleMany(kept.token, kept.rows, { kind: "markProcessed", at });
-    await claimer.commit(kept.token);
+    await claimer.endBatch(kept.token, { rows: kept.rows, settlement: { kind: "markProcessed", at } });
     for (const row of await db.rows(table)) {
       expect((row.processed_at as Date).getTime()).toBe(at.getTime());
       expect(row.attempt).toBe(2);
@@ -281,8 +298,7 @@ describe("row lock settleMany settles the batch's rows in one statement inside i
       await publishRows(driver, table, 3);
       const claimer = await openClaimer<PostgresRowLockClaimer>(driver, table);
       const batch = await claimBatch(claimer, 2);
-      await claimer.settleMany(batch.token, batch.rows, { kind: "delete" });
-      await claimer.commit(batch.token);
+      await claimer.endBatch(batch.token, { rows: batch.rows, settlement: { kind: "delete" } });
       expect(await db.rows(table)).toHaveLength(1);
       await claimer.close();
       await driver.close();

@@ -7,7 +7,7 @@
  * still claimable (`attempt = attempt + 1`, read back), and holds the keys of the rows it took
  * (all in one synchronous call: no other code of the process runs between a take and its key).
  * A settlement runs by id and then drops the key; a release drops the key. An ack may travel
- * with the next claim (`settleAndClaim`): one transaction for both, the acked keys free inside it.
+ * with the next claim (`claimWithAcks`): one transaction for both, the acked keys free inside it.
  *
  * Settling and unlocking are one step: the settlement statement commits on its own (autocommit)
  * inside one synchronous call, and the key is dropped right after it returns, before any other
@@ -25,13 +25,14 @@
  * @module
  */
 import {
-  type AckSettlement,
+  type Acks,
   type AdvisoryClaimer,
   type Claimed,
   type ClaimedRow,
+  type ClaimedWithAcks,
   type ClaimRequest,
+  type HeldKeyRow,
   LeaseLostError,
-  type SettledAndClaimed,
   type Settlement,
   type TableDefinition,
   type TransactionWork,
@@ -163,11 +164,10 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
    * keys are held: all in one synchronous call, so no other code of the process sees a key
    * between the two. On any failure the transaction rolls back and every ack's key stays held.
    */
-  async settleAndClaim(
-    acks: readonly { readonly token: HeldKey; readonly row: ClaimedRow }[],
-    settlement: AckSettlement,
+  async claimWithAcks(
+    { rows: acks, settlement }: Acks<HeldKeyRow<HeldKey>>,
     request: ClaimRequest,
-  ): Promise<SettledAndClaimed<HeldKey>> {
+  ): Promise<ClaimedWithAcks<HeldKey>> {
     const { db, group, mode, busy } = this.#context;
     const limit = Math.max(1, Math.floor(request.limit));
     const now = toEpochMs(request.now);

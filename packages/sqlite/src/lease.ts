@@ -11,14 +11,15 @@
  * @module
  */
 import {
-  type AckSettlement,
+  type Acks,
   type Claimed,
+  type ClaimedWithAcks,
+  type HeldLease,
   type LeaseClaimer,
   type LeaseClaimRequest,
   LeaseLostError,
   type LeaseToken,
   type RowId,
-  type SettledAndClaimed,
   type Settlement,
   type TableDefinition,
   type TransactionMode,
@@ -129,18 +130,17 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
   }
 
   /**
-   * An ack sent with the next claim: the acks' statements (as {@link SqliteLeaseClaimer.settleMany},
+   * Acks sent with the next claim: the acks' statements (as {@link SqliteLeaseClaimer.settleMany},
    * each row fenced by its own token) and then the claim statement, in one transaction (IMMEDIATE,
    * or the table's EXCLUSIVE mode) and one commit: under `synchronous = FULL`, one disk sync for
    * both instead of two. better-sqlite3 runs it synchronously, so nothing else of the process
    * runs inside it. A row of `held` is settled before the claim runs, so the claim never takes
    * it. On any failure the transaction rolls back: nothing settled, nothing claimed.
    */
-  async settleAndClaim(
-    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
-    settlement: AckSettlement,
+  async claimWithAcks(
+    { rows: held, settlement }: Acks<HeldLease>,
     request: LeaseClaimRequest,
-  ): Promise<SettledAndClaimed<LeaseToken>> {
+  ): Promise<ClaimedWithAcks<LeaseToken>> {
     const { db, mode, busy } = this.#context;
     const parameters = this.#claimParameters(request);
     let result: { settled: boolean[]; rows: Record<string, unknown>[] };
@@ -198,10 +198,7 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
     return claim;
   }
 
-  async extend(
-    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
-    expiry: Date,
-  ): Promise<readonly (LeaseToken | null)[]> {
+  async extend(held: readonly HeldLease[], expiry: Date): Promise<readonly (LeaseToken | null)[]> {
     if (held.length === 0) return [];
     const { db, busy } = this.#context;
     const next: LeaseToken = { form: "lease", expiry: new Date(toEpochMs(expiry)) };
@@ -252,10 +249,7 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
    * @throws the database's error (normalised to a `BrokerError` where its code maps to one); the
    * transaction rolled back and no row changed.
    */
-  async settleMany(
-    held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
-    settlement: AckSettlement,
-  ): Promise<readonly boolean[]> {
+  async settleMany({ rows: held, settlement }: Acks<HeldLease>): Promise<readonly boolean[]> {
     if (held.length === 0) return [];
     const { db, busy } = this.#context;
     try {

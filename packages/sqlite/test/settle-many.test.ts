@@ -48,7 +48,7 @@ describe("settleMany (lease form)", () => {
     const t = table();
     const claimer = await leaseClaimer(t);
     const held = await publishAndClaim(t, claimer, 5);
-    const settled = await claimer.settleMany?.(held, { kind: "delete" });
+    const settled = await claimer.settleMany?.({ rows: held, settlement: { kind: "delete" } });
     expect(settled).toEqual([true, true, true, true, true]);
     expect(rows(t)).toEqual([]);
   });
@@ -61,7 +61,7 @@ describe("settleMany (lease form)", () => {
     const held = [first[0], second[0], first[1], second[1], first[2], second[2]].filter(
       (entry) => entry !== undefined,
     );
-    expect(await claimer.settleMany?.(held, { kind: "delete" })).toEqual([
+    expect(await claimer.settleMany?.({ rows: held, settlement: { kind: "delete" } })).toEqual([
       true,
       true,
       true,
@@ -81,7 +81,7 @@ describe("settleMany (lease form)", () => {
     const stolenUntil = stolen.token.expiry.getTime() + 5000;
     sqlite.db.prepare(`UPDATE "${t.name}" SET locked_until = ? WHERE id = ?`).run(stolenUntil, stolen.id);
     const stolenRow = rows(t).find((row) => row.id === stolen.id);
-    const settled = await claimer.settleMany?.(held, { kind: "delete" });
+    const settled = await claimer.settleMany?.({ rows: held, settlement: { kind: "delete" } });
     expect(settled).toEqual([true, true, false, true]);
     expect(rows(t)).toEqual([stolenRow]);
     expect(stolenRow).toMatchObject({ locked_until: stolenUntil });
@@ -92,7 +92,11 @@ describe("settleMany (lease form)", () => {
     const claimer = await leaseClaimer(t);
     const held = await publishAndClaim(t, claimer, 3);
     sqlite.db.prepare(`DELETE FROM "${t.name}" WHERE id = ?`).run(held[0]?.id);
-    expect(await claimer.settleMany?.(held, { kind: "delete" })).toEqual([false, true, true]);
+    expect(await claimer.settleMany?.({ rows: held, settlement: { kind: "delete" } })).toEqual([
+      false,
+      true,
+      true,
+    ]);
     expect(rows(t)).toEqual([]);
   });
 
@@ -105,7 +109,11 @@ describe("settleMany (lease form)", () => {
     const stolenUntil = stolen.token.expiry.getTime() + 5000;
     sqlite.db.prepare(`UPDATE "${t.name}" SET locked_until = ? WHERE id = ?`).run(stolenUntil, stolen.id);
     const at = new Date(Date.now() - 1234);
-    expect(await claimer.settleMany?.(held, { kind: "markProcessed", at })).toEqual([false, true, true]);
+    expect(await claimer.settleMany?.({ rows: held, settlement: { kind: "markProcessed", at } })).toEqual([
+      false,
+      true,
+      true,
+    ]);
     const [first, second, third] = rows(t);
     expect(first).toMatchObject({ id: stolen.id, processed_at: null, locked_until: stolenUntil });
     expect(second).toMatchObject({ processed_at: at.getTime(), locked_until: null });
@@ -126,7 +134,11 @@ describe("settleMany (lease form)", () => {
     const claimed = await claimer.claim({ limit: 3, now: new Date(), expiry: new Date(Date.now() + 60_000) });
     const held = claimed.map(({ row, token }) => ({ id: row.id, token }));
     expect(held.map(({ id }) => typeof id)).toEqual(["string", "string", "string"]);
-    expect(await claimer.settleMany?.(held, { kind: "delete" })).toEqual([true, true, true]);
+    expect(await claimer.settleMany?.({ rows: held, settlement: { kind: "delete" } })).toEqual([
+      true,
+      true,
+      true,
+    ]);
     expect(rows(t)).toEqual([]);
   });
 
@@ -134,7 +146,7 @@ describe("settleMany (lease form)", () => {
     const t = table();
     const claimer = await leaseClaimer(t);
     const held = await publishAndClaim(t, claimer, MAX_COALESCED_SETTLEMENTS);
-    const settled = await claimer.settleMany?.(held, { kind: "delete" });
+    const settled = await claimer.settleMany?.({ rows: held, settlement: { kind: "delete" } });
     expect(settled).toHaveLength(MAX_COALESCED_SETTLEMENTS);
     expect(settled?.every((one) => one)).toBe(true);
     expect(rows(t)).toEqual([]);
@@ -149,7 +161,7 @@ describe("settleMany (lease form)", () => {
     sqlite.db.exec(
       `CREATE TRIGGER "${t.name}_refuse" BEFORE DELETE ON "${t.name}" WHEN old.id = ${Number(held[2]?.id)} BEGIN SELECT RAISE(ABORT, 'refused'); END`,
     );
-    const failure = await claimer.settleMany?.(held, { kind: "delete" }).then(
+    const failure = await claimer.settleMany?.({ rows: held, settlement: { kind: "delete" } }).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -165,7 +177,7 @@ describe("settleMany (lease form)", () => {
     if (opened.form !== "lease") throw new Error("expected a lease claimer");
     const held = await publishAndClaim(t, opened, 2);
     sqlite.db.exec(`DROP TABLE "${t.name}"`);
-    const failure = await opened.settleMany?.(held, { kind: "delete" }).then(
+    const failure = await opened.settleMany?.({ rows: held, settlement: { kind: "delete" } }).then(
       () => undefined,
       (error: unknown) => error,
     );

@@ -7,6 +7,7 @@
  * @module
  */
 import type {
+  Acks,
   ClaimedRow,
   ClaimRequest,
   IsolationLevel,
@@ -132,7 +133,16 @@ export class MemoryRowLockClaimer implements RowLockClaimer<MemoryRowLockToken> 
     );
   }
 
-  async commit(token: MemoryRowLockToken): Promise<void> {
+  /** The acks, one settlement a row (a failure releases the batch and is thrown), then the commit. */
+  async endBatch(token: MemoryRowLockToken, acks?: Acks<ClaimedRow>): Promise<void> {
+    if (acks !== undefined) {
+      try {
+        for (const row of acks.rows) await this.settle(token, row, acks.settlement);
+      } catch (error) {
+        await this.release(token).catch(() => undefined);
+        throw error;
+      }
+    }
     await this.#context.trip("commit");
     const { transaction } = token;
     transaction.end();
@@ -140,7 +150,7 @@ export class MemoryRowLockClaimer implements RowLockClaimer<MemoryRowLockToken> 
     this.#finish(this.#context.database.tableOf(this.#context.table), transaction);
   }
 
-  async rollback(token: MemoryRowLockToken): Promise<void> {
+  async release(token: MemoryRowLockToken): Promise<void> {
     await this.#context.trip("rollback");
     token.transaction.end();
     this.#finish(this.#context.database.tableOf(this.#context.table), token.transaction);
