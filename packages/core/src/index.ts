@@ -8,6 +8,7 @@ export { type BackoffOptions, backoffDelay } from "./backoff.js";
 export {
   Broker,
   type BrokerOptions,
+  CLOSE_GRACE_MS,
   createBroker,
   type PublishMessage,
   type PublishMessageFor,
@@ -43,6 +44,7 @@ export {
   type BrokerErrorCode,
   type BrokerErrorOptions,
   ClockSkewError,
+  CloseTimeoutError,
   ClosedError,
   ConnectionLostError,
   ConnectionTimeoutError,
@@ -92,6 +94,12 @@ export {
   type ObjectFirstLogger,
   silentLogger,
 } from "./logger.js";
+export {
+  DEFAULT_STARTUP_RETRY_MS,
+  STARTUP_RETRY_FIRST_PAUSE_MS,
+  STARTUP_RETRY_MAX_PAUSE_MS,
+  type StartupRetryOptions,
+} from "./startup-retry.js";
 export { checkPoolSize, connectionsNeeded, describeValue, nearestKey } from "./options-check.js";
 export {
   type AckOutcome,
