@@ -15,7 +15,15 @@ export { crashSuite } from "./crash.js";
 export { declarationSuite } from "./declaration.js";
 export { errorsSuite } from "./errors.js";
 export { fifoSuite } from "./fifo.js";
-export type { ConformanceHarness, HeldRowLock, OlderServer, UserPoolDriver } from "./harness.js";
+export type {
+  ConformanceHarness,
+  HeldRowLock,
+  OlderServer,
+  ServerAddress,
+  SessionFault,
+  SessionFaultDriver,
+  UserPoolDriver,
+} from "./harness.js";
 export { identifiersSuite } from "./identifiers.js";
 export { leaseSuite } from "./lease.js";
 export { lockingSuite } from "./locking.js";
@@ -34,8 +42,10 @@ export {
 } from "./registry.js";
 export { robustnessSuite } from "./robustness.js";
 export { conformanceSuites, runConformance } from "./run.js";
+export { RefusingProxy } from "./refusing-proxy.js";
 export { settlementsSuite } from "./settlements.js";
 export { shutdownSuite } from "./shutdown.js";
+export { startupSuite } from "./startup.js";
 export { transactionalSuite } from "./transactional.js";
 export type { TransactionalChildConfig, TransactionalDriverModule } from "./transactional-support.js";
 export { transactionsSuite } from "./transactions.js";

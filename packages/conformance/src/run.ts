@@ -25,6 +25,7 @@ import { optOutCheck } from "./registry.js";
 import { robustnessSuite } from "./robustness.js";
 import { settlementsSuite } from "./settlements.js";
 import { shutdownSuite } from "./shutdown.js";
+import { startupSuite } from "./startup.js";
 import { transactionalSuite } from "./transactional.js";
 import { transactionsSuite } from "./transactions.js";
 import { wakeSuite } from "./wake.js";
@@ -45,6 +46,7 @@ export const conformanceSuites = Object.freeze({
   transactional: transactionalSuite,
   wake: wakeSuite,
   shutdown: shutdownSuite,
+  startup: startupSuite,
   connections: connectionsSuite,
   concurrency: concurrencySuite,
   crash: crashSuite,

@@ -74,7 +74,7 @@ export interface StartupRetry {
  * doubling up to 4 s) while `retry.timeoutMs` lasts; the first failed attempt is logged once, as
  * a warning. Past the time, the last `CONNECTION_LOST` is thrown; any other error at once.
  *
- * @throws {ClosedError} the broker closed while the start-up waited to retry.
+ * @throws {ClosedError} the broker closed while the start-up was failing or waiting to retry.
  */
 export async function retryStartup<T>(attempt: () => Promise<T>, retry: StartupRetry): Promise<T> {
   const deadline = Date.now() + retry.timeoutMs;
@@ -83,8 +83,9 @@ export async function retryStartup<T>(attempt: () => Promise<T>, retry: StartupR
     try {
       return await attempt();
     } catch (error) {
+      if (retry.signal.aborted) throw closedWhileStarting(retry.table, error);
       const left = deadline - Date.now();
-      if (!BrokerError.is(error, "CONNECTION_LOST") || left <= 0 || retry.signal.aborted) throw error;
+      if (!BrokerError.is(error, "CONNECTION_LOST") || left <= 0) throw error;
       if (attempts === 1) {
         retry.logger.warn(
           `Table "${retry.table}": subscribe's start-up lost its connection to the database (not up yet, restarting, or the session was ended); retrying for up to ${Math.ceil(left / 1000)} s (createBroker({ startupRetry }) sets how long, false fails at once).`,
@@ -93,14 +94,17 @@ export async function retryStartup<T>(attempt: () => Promise<T>, retry: StartupR
       }
       await pause(Math.min(pauseMs, left), retry.signal);
       pauseMs = Math.min(pauseMs * 2, STARTUP_RETRY_MAX_PAUSE_MS);
-      if (retry.signal.aborted) {
-        throw new ClosedError(
-          `The broker closed while table "${retry.table}"'s subscription waited to retry its start-up; nothing was subscribed.`,
-          { table: retry.table, cause: error },
-        );
-      }
+      if (retry.signal.aborted) throw closedWhileStarting(retry.table, error);
     }
   }
+}
+
+/** The broker closed under a start-up: whatever the attempt failed with, nothing was subscribed. */
+function closedWhileStarting(table: string, cause: unknown): ClosedError {
+  return new ClosedError(
+    `The broker closed while table "${table}"'s subscription was starting (retrying after a lost connection); nothing was subscribed.`,
+    { table, cause },
+  );
 }
 
 /** Waits `ms`, or less when `signal` aborts first. */
