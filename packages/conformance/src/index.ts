@@ -31,6 +31,7 @@ export { DEFAULT_MEMORY_ROWS, HEAP_GROWTH_BOUND, memorySuite } from "./memory.js
 export { outcomesSuite } from "./outcomes.js";
 export { payloadSuite } from "./payload.js";
 export { prefetchSuite } from "./prefetch.js";
+export { RefusingProxy } from "./refusing-proxy.js";
 export {
   type CollectedTest,
   type ConformanceTestOptions,
@@ -42,7 +43,6 @@ export {
 } from "./registry.js";
 export { robustnessSuite } from "./robustness.js";
 export { conformanceSuites, runConformance } from "./run.js";
-export { RefusingProxy } from "./refusing-proxy.js";
 export { settlementsSuite } from "./settlements.js";
 export { shutdownSuite } from "./shutdown.js";
 export { startupSuite } from "./startup.js";

@@ -252,10 +252,7 @@ export function startupSuite(harness: ConformanceHarness): void {
         const { driverAt } = await refusingServer(fx);
         const table = await fx.table(await firstForm(fx), { lease: 30 });
         const broker = fx.brokerOn(await driverAt(), { startupRetry: false });
-        expectCode(
-          await caught(() => broker.subscribe(table, () => ack())),
-          "CONNECTION_LOST",
-        );
+        expectCode(await caught(() => broker.subscribe(table, () => ack())), "CONNECTION_LOST");
       },
     );
 

@@ -7,7 +7,6 @@ import type { BackoffOptions } from "./backoff.js";
 import { ClockSkewMonitor, type ClockSkewOptions } from "./clock-skew.js";
 import type { Handler } from "./delivery.js";
 import type { Driver, WakeListener } from "./driver.js";
-import type { Claimer } from "./forms.js";
 import {
   ClosedError,
   CloseTimeoutError,
@@ -21,6 +20,7 @@ import {
   type BrokerEventName,
   BrokerEvents,
 } from "./events.js";
+import type { Claimer } from "./forms.js";
 import { type AnyLogger, type BrokerLogger, brokerLogger, type Logger } from "./logger.js";
 import {
   backoffOptionKeys,
@@ -35,8 +35,8 @@ import {
 import { encodeHeaders, encodePayload } from "./payload.js";
 import type { Headers, PublishRow, RowId } from "./rows.js";
 import { closeOnSignals, DEFAULT_SHUTDOWN_SIGNALS, type HandleSignalsOption } from "./signals.js";
-import { retryStartup, type StartupRetryOptions, startupRetryTime } from "./startup-retry.js";
 import { checkWithSchema, describeIssues, type StandardSchemaV1 } from "./standard-schema.js";
+import { retryStartup, type StartupRetryOptions, startupRetryTime } from "./startup-retry.js";
 import {
   type Subscription,
   type SubscriptionObserver,
@@ -590,7 +590,9 @@ export class Broker<D extends Driver = Driver> {
     const limitMs = timeout + CLOSE_GRACE_MS;
     let step = "stopping the subscriptions (handlers past the timeout, locks being released)";
     const steps = (async () => {
-      await Promise.allSettled([...this.#subscriptions].map((subscription) => subscription.stop({ timeout })));
+      await Promise.allSettled(
+        [...this.#subscriptions].map((subscription) => subscription.stop({ timeout })),
+      );
       step = "closing the wake-up listeners";
       await Promise.allSettled([...this.#listeners].map((listener) => listener.close()));
       this.#listeners.clear();
@@ -611,10 +613,10 @@ export class Broker<D extends Driver = Driver> {
     this.#logger.warn(
       `broker.close({ timeout: ${timeout} }) returned after ${limitMs} ms with something still open: ${step}. It goes on closing in the background; return the connections your code holds (or end them) to let it finish.`,
       {
-        err: new CloseTimeoutError(
-          `broker.close() timed out after ${limitMs} ms while ${step}.`,
-          { pending: step, waitedMs: limitMs },
-        ),
+        err: new CloseTimeoutError(`broker.close() timed out after ${limitMs} ms while ${step}.`, {
+          pending: step,
+          waitedMs: limitMs,
+        }),
       },
     );
   }

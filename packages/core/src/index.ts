@@ -44,8 +44,8 @@ export {
   type BrokerErrorCode,
   type BrokerErrorOptions,
   ClockSkewError,
-  CloseTimeoutError,
   ClosedError,
+  CloseTimeoutError,
   ConnectionLostError,
   ConnectionTimeoutError,
   ConstraintError,
@@ -94,12 +94,6 @@ export {
   type ObjectFirstLogger,
   silentLogger,
 } from "./logger.js";
-export {
-  DEFAULT_STARTUP_RETRY_MS,
-  STARTUP_RETRY_FIRST_PAUSE_MS,
-  STARTUP_RETRY_MAX_PAUSE_MS,
-  type StartupRetryOptions,
-} from "./startup-retry.js";
 export { checkPoolSize, connectionsNeeded, describeValue, nearestKey } from "./options-check.js";
 export {
   type AckOutcome,
@@ -129,6 +123,12 @@ export {
 } from "./settlement.js";
 export { DEFAULT_SHUTDOWN_SIGNALS, type HandleSignalsOption } from "./signals.js";
 export { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";
+export {
+  DEFAULT_STARTUP_RETRY_MS,
+  STARTUP_RETRY_FIRST_PAUSE_MS,
+  STARTUP_RETRY_MAX_PAUSE_MS,
+  type StartupRetryOptions,
+} from "./startup-retry.js";
 export type { Subscription, SubscriptionStats } from "./subscription.js";
 export {
   type ClaimFormName,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
-  type BrokerOptions,
   BrokerError,
+  type BrokerOptions,
   ConnectionLostError,
   createBroker,
   type Driver,
@@ -46,7 +46,11 @@ describe("createBroker checks startupRetry like every other option", () => {
   ])("%o fails with INVALID_ARGUMENT", (startupRetry) => {
     expect(
       codeOf(() =>
-        createBroker({ driver: {} as Driver, logger: silentLogger, startupRetry } as unknown as BrokerOptions),
+        createBroker({
+          driver: {} as Driver,
+          logger: silentLogger,
+          startupRetry,
+        } as unknown as BrokerOptions),
       ),
     ).toBe("INVALID_ARGUMENT");
   });
@@ -100,11 +104,14 @@ describe("a start-up that lost its connection is tried again while its time last
     const closing = new AbortController();
     let attempts = 0;
     const pending = rejection(() =>
-      retryStartup(async () => {
-        attempts += 1;
-        if (attempts === 1) setImmediate(() => closing.abort());
-        throw new ConnectionLostError("not up yet");
-      }, retry(60_000, closing.signal)),
+      retryStartup(
+        async () => {
+          attempts += 1;
+          if (attempts === 1) setImmediate(() => closing.abort());
+          throw new ConnectionLostError("not up yet");
+        },
+        retry(60_000, closing.signal),
+      ),
     );
     expect(await pending).toBe("CLOSED");
   });

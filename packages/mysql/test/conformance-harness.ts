@@ -64,7 +64,8 @@ function sessionFaultPool(
     const value: unknown = Reflect.get(target, property, target);
     return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
   };
-  const counting = <T extends { query: (...args: never[]) => unknown }>(target: T) =>
+  const counting =
+    <T extends { query: (...args: never[]) => unknown }>(target: T) =>
     async (...args: Parameters<T["query"]>): Promise<unknown> => {
       await beforeStatement();
       return (target.query as (...a: unknown[]) => unknown)(...args);
@@ -248,7 +249,10 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
     createSessionFaultDriver(fault: SessionFault): SessionFaultDriver {
       const own = userPool(url);
       const faulty = sessionFaultPool(own, fault, async (ids) => {
-        for (const id of ids) await adminPool().query("KILL CONNECTION ?", [id]).catch(() => undefined);
+        for (const id of ids)
+          await adminPool()
+            .query("KILL CONNECTION ?", [id])
+            .catch(() => undefined);
         for (let tries = 0; tries < 200 && ids.length > 0; tries += 1) {
           const [rows] = await adminPool().query(
             "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID IN (?)",

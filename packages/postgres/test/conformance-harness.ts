@@ -238,7 +238,9 @@ export function postgresHarness(options: PostgresHarnessOptions): ConformanceHar
       const own = new pg.Pool({ connectionString: url, max: 12, application_name: "rowclaim-fault-pool" });
       own.on("error", () => {});
       const faulty = sessionFaultPool(own, fault, async (pids) => {
-        await admin.query("SELECT pg_terminate_backend(pid, 5000) FROM unnest($1::int[]) AS pid", [[...pids]]);
+        await admin.query("SELECT pg_terminate_backend(pid, 5000) FROM unnest($1::int[]) AS pid", [
+          [...pids],
+        ]);
       });
       return {
         driver: make({ pool: faulty.pool, notify: true }),
