@@ -57,8 +57,8 @@ import { assertTransactionalOffered, type TransactionClientOf, transactionMissin
 import { onWake, wake, wakeKey } from "./wake.js";
 
 /**
- * How long `close({ timeout })` may take beyond `timeout`, in milliseconds: the time to release
- * the locks of deliveries given up at the timeout and to close the driver.
+ * The least time `close({ timeout })` gives the driver's own close once the subscriptions have
+ * stopped, in milliseconds, however little of `timeout` is left.
  */
 export const CLOSE_GRACE_MS = 1000;
 
@@ -573,10 +573,10 @@ export class Broker<D extends Driver = Driver> {
    * Stops claiming, lets deliveries in work settle (up to `timeout` ms, default 30 s), gives up
    * the rest (their settlements fail with `CLOSED`; row locks roll back, advisory keys unlock,
    * leases are left to run out), releases every lock and closes the driver. Resolves once the
-   * broker holds no connection, and at the latest `timeout` + {@link CLOSE_GRACE_MS} ms after the
-   * call: what is still closing then (a driver pool waiting for a connection your own code holds)
-   * goes on in the background, and a warning is logged with a `CloseTimeoutError` (code
-   * `CLOSE_TIMEOUT`) in `err` naming it; close never rejects for it. A subscription still
+   * broker holds no connection. The driver's close gets what is left of `timeout` (at least
+   * {@link CLOSE_GRACE_MS} ms): past it (a driver pool waiting for a connection your own code
+   * holds) close returns, the driver goes on closing in the background, and a warning is logged
+   * with a `CloseTimeoutError` (code `CLOSE_TIMEOUT`) in `err` naming it; close never rejects for it. A subscription still
    * retrying its start-up rejects with `CLOSED`. Calling it again returns the same promise.
    */
   close(options: { timeout?: number } = {}): Promise<void> {
@@ -587,34 +587,31 @@ export class Broker<D extends Driver = Driver> {
   async #close(timeout: number): Promise<void> {
     this.#removeSignalListeners?.();
     this.#closeSignal.abort();
-    const limitMs = timeout + CLOSE_GRACE_MS;
-    let step = "stopping the subscriptions (handlers past the timeout, locks being released)";
-    const steps = (async () => {
-      await Promise.allSettled(
-        [...this.#subscriptions].map((subscription) => subscription.stop({ timeout })),
-      );
-      step = "closing the wake-up listeners";
-      await Promise.allSettled([...this.#listeners].map((listener) => listener.close()));
-      this.#listeners.clear();
-      await Promise.allSettled([...this.#closingListeners]);
-      step = `closing the ${this.driver.name} driver (its pool ends only once every connection checked out of it is returned: one your own code holds, a transactional publish's client)`;
-      await this.driver.close();
-    })();
+    const deadline = Date.now() + timeout;
+    await Promise.allSettled([...this.#subscriptions].map((subscription) => subscription.stop({ timeout })));
+    await Promise.allSettled([...this.#listeners].map((listener) => listener.close()));
+    this.#listeners.clear();
+    await Promise.allSettled([...this.#closingListeners]);
+    // The driver's close waits for its pool, which waits for every client checked out of it (one
+    // your own code holds included): bounded by what is left of the timeout, and at least the grace.
+    const limitMs = Math.max(deadline - Date.now(), CLOSE_GRACE_MS);
+    const closing = this.driver.close();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<"timed out">((resolve) => {
       timer = setTimeout(() => resolve("timed out"), limitMs);
     });
-    const done = await Promise.race([steps.then(() => "closed" as const), timedOut]).finally(() =>
+    const done = await Promise.race([closing.then(() => "closed" as const), timedOut]).finally(() =>
       clearTimeout(timer),
     );
     if (done === "closed") return;
-    // What was left goes on closing in the background; a failure of it is logged, never thrown.
-    steps.catch((error: unknown) => this.#logger.error("Closing the broker failed.", { err: error }));
+    // It goes on closing in the background; a failure of it is logged, never thrown.
+    closing.catch((error: unknown) => this.#logger.error("Closing the driver failed.", { err: error }));
+    const pending = `closing the ${this.driver.name} driver (its pool ends only once every connection checked out of it is returned: one your own code holds, a transactional publish's client)`;
     this.#logger.warn(
-      `broker.close({ timeout: ${timeout} }) returned after ${limitMs} ms with something still open: ${step}. It goes on closing in the background; return the connections your code holds (or end them) to let it finish.`,
+      `broker.close({ timeout: ${timeout} }) returned with something still open: ${pending}. It goes on closing in the background; return the connections your code holds to let it finish.`,
       {
-        err: new CloseTimeoutError(`broker.close() timed out after ${limitMs} ms while ${step}.`, {
-          pending: step,
+        err: new CloseTimeoutError(`broker.close() timed out after ${limitMs} ms while ${pending}.`, {
+          pending,
           waitedMs: limitMs,
         }),
       },
