@@ -7,6 +7,7 @@
  */
 import {
   type Broker,
+  type BrokerOptions,
   type ClaimFormName,
   createBroker,
   type Driver,
@@ -62,7 +63,7 @@ export class Fixture {
   readonly #brokers: Broker[] = [];
   readonly #children: ChildRunner[] = [];
   readonly #gates: Gate[] = [];
-  readonly #pools: UserPoolDriver[] = [];
+  readonly #pools: Pick<UserPoolDriver, "end">[] = [];
   readonly #firstCleanups: (() => Promise<void>)[] = [];
   #schemaDriver: Promise<Driver> | undefined;
 
@@ -161,9 +162,9 @@ export class Fixture {
     return broker;
   }
 
-  /** A broker on `driver`, a driver the test made itself (closed after the test). */
-  brokerOn(driver: Driver): Broker {
-    const broker = createBroker({ driver, logger: this.logger });
+  /** A broker on `driver`, a driver the test made itself (closed after the test), with `options` beside it. */
+  brokerOn(driver: Driver, options: Omit<BrokerOptions, "driver" | "logger"> = {}): Broker {
+    const broker = createBroker({ ...options, driver, logger: this.logger });
     this.#brokers.push(broker);
     return broker;
   }
@@ -192,8 +193,8 @@ export class Fixture {
     return { broker, pool };
   }
 
-  /** Ends `pool`, a pool of the harness's own the test made itself, after the test's brokers closed. */
-  endLater(pool: UserPoolDriver): void {
+  /** Ends `pool` (a pool of the harness's own) after the test, once every broker closed. */
+  endLater(pool: Pick<UserPoolDriver, "end">): void {
     this.#pools.push(pool);
   }
 

@@ -88,6 +88,38 @@ export interface SizedPoolDriver extends UserPoolDriver {
   holdAll(): Promise<() => Promise<void>>;
 }
 
+/**
+ * A driver on a pool the harness owns that counts the statements the driver sends and, at the
+ * statement the suite names, has the server end the driver's sessions, as a restart, a failover
+ * or a connection kill would: for the start-up fault tests ({@link ConformanceHarness.createSessionFaultDriver}).
+ */
+export interface SessionFaultDriver {
+  /** The driver, made on the harness's pool. */
+  readonly driver: Driver;
+  /** How many statements the driver sent through the pool so far, on any of its connections. */
+  statements(): number;
+  /** Ends the pool (the suite calls it once the test is over, after the broker closed). */
+  end(): Promise<void>;
+}
+
+/** Where a {@link SessionFaultDriver} ends the driver's sessions. */
+export interface SessionFault {
+  /**
+   * The statement (counting from 1, every statement the driver sends through the pool, on any
+   * connection) just before which the server ends every session of the pool checked out at that
+   * moment, the one the statement goes to included; the statement is then sent on its dead
+   * connection. Once only: later statements run normally. Unset: no session is ended (the suite
+   * counts a start-up's statements so).
+   */
+  readonly killAt?: number;
+}
+
+/** A TCP address of the database server. */
+export interface ServerAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
 /** The driver under test, as the conformance suite sees it. */
 export interface ConformanceHarness {
   /** A name for the report, for example `"postgres"`. */
@@ -192,6 +224,22 @@ export interface ConformanceHarness {
     readonly max: number;
     readonly acquireTimeoutMs: number;
   }): SizedPoolDriver | Promise<SizedPoolDriver>;
+  /**
+   * For the start-up fault tests: makes a driver on a new pool of the harness's own that ends the
+   * driver's sessions at the statement {@link SessionFault.killAt} names (PostgreSQL:
+   * `pg_terminate_backend` of every checked-out client's backend; MySQL/MariaDB: `KILL
+   * CONNECTION`). Without it those tests skip, saying so (an embedded database has no session
+   * to lose).
+   */
+  createSessionFaultDriver?(fault: SessionFault): SessionFaultDriver | Promise<SessionFaultDriver>;
+  /**
+   * For the start-up retry test: where the database server listens (TCP), and how to make the
+   * driver under test on another address that forwards to it (the suite's own proxy, which
+   * refuses connections at first). Without it that test skips, saying so.
+   */
+  readonly serverAddress?: ServerAddress;
+  /** For the start-up retry test: makes a driver like {@link ConformanceHarness.createDriver} that connects to `address` instead. */
+  createDriverAt?(address: ServerAddress): Driver | Promise<Driver>;
   /** For the `SERVER_TOO_OLD` test; without it that test skips, saying so. */
   readonly olderServer?: OlderServer;
   /**

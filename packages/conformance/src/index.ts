@@ -20,6 +20,9 @@ export type {
   HeldRowLock,
   ObservedStatement,
   OlderServer,
+  ServerAddress,
+  SessionFault,
+  SessionFaultDriver,
   SizedPoolDriver,
   StatementObserver,
   UserPoolDriver,
@@ -34,6 +37,7 @@ export { payloadSuite } from "./payload.js";
 export { poisonSuite } from "./poison.js";
 export { poolsSuite } from "./pools.js";
 export { prefetchSuite } from "./prefetch.js";
+export { RefusingProxy } from "./refusing-proxy.js";
 export {
   type CollectedTest,
   type ConformanceTestOptions,
@@ -47,6 +51,7 @@ export { robustnessSuite } from "./robustness.js";
 export { conformanceSuites, runConformance } from "./run.js";
 export { settlementsSuite } from "./settlements.js";
 export { shutdownSuite } from "./shutdown.js";
+export { startupSuite } from "./startup.js";
 export { transactionalSuite } from "./transactional.js";
 export type { TransactionalChildConfig, TransactionalDriverModule } from "./transactional-support.js";
 export { transactionsSuite } from "./transactions.js";

@@ -28,6 +28,7 @@ import { optOutCheck } from "./registry.js";
 import { robustnessSuite } from "./robustness.js";
 import { settlementsSuite } from "./settlements.js";
 import { shutdownSuite } from "./shutdown.js";
+import { startupSuite } from "./startup.js";
 import { transactionalSuite } from "./transactional.js";
 import { transactionsSuite } from "./transactions.js";
 import { wakeSuite } from "./wake.js";
@@ -50,6 +51,7 @@ export const conformanceSuites = Object.freeze({
   transactional: transactionalSuite,
   wake: wakeSuite,
   shutdown: shutdownSuite,
+  startup: startupSuite,
   connections: connectionsSuite,
   pools: poolsSuite,
   concurrency: concurrencySuite,

@@ -64,8 +64,8 @@ export function memoryHarness(options: MemoryHarnessOptions): ConformanceHarness
       return { release: async () => lock.release() };
     },
     advisoryKeyHeld: async (key) => database.keyHeld(key),
-    async refuseProcessedAt(table: TableDefinition) {
-      const allow = database.refuseNonNull(table, "processed_at");
+    async refuseProcessedAt(table: TableDefinition, only?: RowId) {
+      const allow = database.refuseNonNull(table, "processed_at", only);
       return async () => allow();
     },
   };

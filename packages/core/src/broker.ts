@@ -7,13 +7,20 @@ import type { BackoffOptions } from "./backoff.js";
 import { ClockSkewMonitor, type ClockSkewOptions } from "./clock-skew.js";
 import type { Handler } from "./delivery.js";
 import type { Driver, WakeListener } from "./driver.js";
-import { ClosedError, DeclarationError, InvalidArgumentError, UnsupportedFormError } from "./errors.js";
+import {
+  ClosedError,
+  CloseTimeoutError,
+  DeclarationError,
+  InvalidArgumentError,
+  UnsupportedFormError,
+} from "./errors.js";
 import {
   type BrokerEventListener,
   type BrokerEventMap,
   type BrokerEventName,
   BrokerEvents,
 } from "./events.js";
+import type { Claimer } from "./forms.js";
 import { type AnyLogger, type BrokerLogger, brokerLogger, type Logger } from "./logger.js";
 import {
   backoffOptionKeys,
@@ -29,6 +36,7 @@ import { encodeHeaders, encodePayload } from "./payload.js";
 import type { Headers, PublishRow, RowId } from "./rows.js";
 import { closeOnSignals, DEFAULT_SHUTDOWN_SIGNALS, type HandleSignalsOption } from "./signals.js";
 import { checkWithSchema, describeIssues, type StandardSchemaV1 } from "./standard-schema.js";
+import { retryStartup, type StartupRetryOptions, startupRetryTime } from "./startup-retry.js";
 import {
   type Subscription,
   type SubscriptionObserver,
@@ -47,6 +55,12 @@ import {
 import type { Instrumentation } from "./telemetry.js";
 import { assertTransactionalOffered, type TransactionClientOf, transactionMissing } from "./transactional.js";
 import { onWake, wake, wakeKey } from "./wake.js";
+
+/**
+ * The least time `close({ timeout })` gives the driver's own close once the subscriptions have
+ * stopped, in milliseconds, however little of `timeout` is left.
+ */
+export const CLOSE_GRACE_MS = 1000;
 
 /** How a broker is made. */
 export interface BrokerOptions {
@@ -82,6 +96,15 @@ export interface BrokerOptions {
    * turns it off.
    */
   readonly clockSkew?: ClockSkewOptions | false;
+  /**
+   * How `subscribe` meets a database that does not answer yet (a container started before it,
+   * a restart, a failover): a start-up that fails with `CONNECTION_LOST` is tried again, with
+   * backoff (250 ms doubling up to 4 s), for up to `timeout` ms (default 30,000); then the last
+   * `CONNECTION_LOST` is thrown. The first failure is logged as a warning. Every other start-up
+   * failure (`SCHEMA`, `SERVER_TOO_OLD`, `PROBE_FAILED`, `CONNECTION_TIMEOUT`, …) fails at once.
+   * `false` (or `timeout: 0`) fails at once on `CONNECTION_LOST` too.
+   */
+  readonly startupRetry?: StartupRetryOptions | false;
 }
 
 /** The options of {@link Broker.subscribe}. */
@@ -222,6 +245,9 @@ export class Broker<D extends Driver = Driver> {
   /** Listeners of stopped subscriptions still closing (their connection not yet returned). */
   readonly #closingListeners = new Set<Promise<void>>();
   #closing: Promise<void> | undefined;
+  readonly #startupRetryMs: number;
+  /** Aborted by {@link Broker.close}: start-ups waiting to retry stop. */
+  readonly #closeSignal = new AbortController();
 
   constructor(options: BrokerOptions & { readonly driver: D }) {
     if (
@@ -238,6 +264,7 @@ export class Broker<D extends Driver = Driver> {
     if (unknown !== undefined) {
       throw new InvalidArgumentError(`createBroker(): unknown option \`${unknown.key}\`. ${unknown.advice}`);
     }
+    this.#startupRetryMs = startupRetryTime(options.startupRetry);
     this.driver = options.driver;
     this.#logger = brokerLogger(options.logger);
     this.#events = new BrokerEvents((name, error) =>
@@ -318,43 +345,12 @@ export class Broker<D extends Driver = Driver> {
       settings.maxAttempts === described.maxAttempts && settings.deadLetter === described.deadLetter
         ? described
         : Object.freeze({ ...described, maxAttempts: settings.maxAttempts, deadLetter: settings.deadLetter });
-    const claimer = await this.driver.open(table, {
-      group: settings.group,
+    const { claimer, skew } = await retryStartup(() => this.#start(table, settings, options), {
+      timeoutMs: this.#startupRetryMs,
+      signal: this.#closeSignal.signal,
       logger: this.#logger,
-      workers: settings.workers,
+      table: table.name,
     });
-    if (claimer.form !== table.form) {
-      await claimer.close();
-      throw new UnsupportedFormError(
-        `Driver "${this.driver.name}" opened a ${claimer.form} claimer for table "${table.name}", which takes the ${table.form} form. This is a bug in the driver.`,
-        { table: table.name },
-      );
-    }
-    if (options.transactional === true && claimer.transaction === undefined) {
-      await claimer.close();
-      throw transactionMissing(this.driver, table);
-    }
-    if (this.closed) {
-      await claimer.close();
-      this.#assertOpen(table);
-    }
-    let skew: ClockSkewMonitor | undefined;
-    if (table.form === "lease" && this.#clockSkew !== false && this.driver.databaseTime !== undefined) {
-      const driver = this.driver;
-      try {
-        skew = new ClockSkewMonitor({
-          table,
-          databaseTime: () => (driver.databaseTime as () => Promise<Date>).call(driver),
-          clock: this.#clock ?? (() => new Date()),
-          logger: this.#logger,
-          options: this.#clockSkew,
-        });
-        await skew.assertAtSubscribe();
-      } catch (error) {
-        await claimer.close();
-        throw error;
-      }
-    }
     const key = wakeKey(this.driver.dialect, table);
     let removeWaker = (): void => {};
     let listener: WakeListener | undefined;
@@ -401,6 +397,56 @@ export class Broker<D extends Driver = Driver> {
     this.#subscriptions.add(runner as SubscriptionRunner<unknown, unknown>);
     runner.start();
     return runner;
+  }
+
+  /**
+   * One attempt at a subscription's start-up: the driver opens its claimer (checking the server
+   * and the table), the claimer is checked, and a lease table's clock skew measured. A failed
+   * attempt closes what it opened.
+   */
+  async #start(
+    table: TableDefinition,
+    settings: SubscriptionSettings,
+    options: SubscribeOptions,
+  ): Promise<{ claimer: Claimer; skew: ClockSkewMonitor | undefined }> {
+    const claimer = await this.driver.open(table, {
+      group: settings.group,
+      logger: this.#logger,
+      workers: settings.workers,
+    });
+    if (claimer.form !== table.form) {
+      await claimer.close();
+      throw new UnsupportedFormError(
+        `Driver "${this.driver.name}" opened a ${claimer.form} claimer for table "${table.name}", which takes the ${table.form} form. This is a bug in the driver.`,
+        { table: table.name },
+      );
+    }
+    if (options.transactional === true && claimer.transaction === undefined) {
+      await claimer.close();
+      throw transactionMissing(this.driver, table);
+    }
+    if (this.closed) {
+      await claimer.close();
+      this.#assertOpen(table);
+    }
+    let skew: ClockSkewMonitor | undefined;
+    if (table.form === "lease" && this.#clockSkew !== false && this.driver.databaseTime !== undefined) {
+      const driver = this.driver;
+      try {
+        skew = new ClockSkewMonitor({
+          table,
+          databaseTime: () => (driver.databaseTime as () => Promise<Date>).call(driver),
+          clock: this.#clock ?? (() => new Date()),
+          logger: this.#logger,
+          options: this.#clockSkew,
+        });
+        await skew.assertAtSubscribe();
+      } catch (error) {
+        await claimer.close();
+        throw error;
+      }
+    }
+    return { claimer, skew };
   }
 
   /**
@@ -526,8 +572,12 @@ export class Broker<D extends Driver = Driver> {
   /**
    * Stops claiming, lets deliveries in work settle (up to `timeout` ms, default 30 s), gives up
    * the rest (their settlements fail with `CLOSED`; row locks roll back, advisory keys unlock,
-   * leases are left to run out), releases every lock and closes the driver. Resolves only when
-   * the broker holds no connection. Calling it again returns the same promise.
+   * leases are left to run out), releases every lock and closes the driver. Resolves once the
+   * broker holds no connection. The driver's close gets what is left of `timeout` (at least
+   * {@link CLOSE_GRACE_MS} ms): past it (a driver pool waiting for a connection your own code
+   * holds) close returns, the driver goes on closing in the background, and a warning is logged
+   * with a `CloseTimeoutError` (code `CLOSE_TIMEOUT`) in `err` naming it; close never rejects for it. A subscription still
+   * retrying its start-up rejects with `CLOSED`. Calling it again returns the same promise.
    */
   close(options: { timeout?: number } = {}): Promise<void> {
     this.#closing ??= this.#close(options.timeout ?? 30_000);
@@ -536,11 +586,36 @@ export class Broker<D extends Driver = Driver> {
 
   async #close(timeout: number): Promise<void> {
     this.#removeSignalListeners?.();
+    this.#closeSignal.abort();
+    const deadline = Date.now() + timeout;
     await Promise.allSettled([...this.#subscriptions].map((subscription) => subscription.stop({ timeout })));
     await Promise.allSettled([...this.#listeners].map((listener) => listener.close()));
     this.#listeners.clear();
     await Promise.allSettled([...this.#closingListeners]);
-    await this.driver.close();
+    // The driver's close waits for its pool, which waits for every client checked out of it (one
+    // your own code holds included): bounded by what is left of the timeout, and at least the grace.
+    const limitMs = Math.max(deadline - Date.now(), CLOSE_GRACE_MS);
+    const closing = this.driver.close();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<"timed out">((resolve) => {
+      timer = setTimeout(() => resolve("timed out"), limitMs);
+    });
+    const done = await Promise.race([closing.then(() => "closed" as const), timedOut]).finally(() =>
+      clearTimeout(timer),
+    );
+    if (done === "closed") return;
+    // It goes on closing in the background; a failure of it is logged, never thrown.
+    closing.catch((error: unknown) => this.#logger.error("Closing the driver failed.", { err: error }));
+    const pending = `closing the ${this.driver.name} driver (its pool ends only once every connection checked out of it is returned: one your own code holds, a transactional publish's client)`;
+    this.#logger.warn(
+      `broker.close({ timeout: ${timeout} }) returned with something still open: ${pending}. It goes on closing in the background; return the connections your code holds to let it finish.`,
+      {
+        err: new CloseTimeoutError(`broker.close() timed out after ${limitMs} ms while ${pending}.`, {
+          pending,
+          waitedMs: limitMs,
+        }),
+      },
+    );
   }
 
   #assertOpen(table: TableDefinition): void {

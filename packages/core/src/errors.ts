@@ -24,7 +24,8 @@ export type BrokerErrorCode =
   | "DEADLOCK"
   | "LOCK_TIMEOUT"
   | "AUTHENTICATION"
-  | "UNKNOWN_DATABASE";
+  | "UNKNOWN_DATABASE"
+  | "CLOSE_TIMEOUT";
 
 const brand: unique symbol = Symbol.for("rowclaim.BrokerError") as never;
 
@@ -309,5 +310,25 @@ export class UnknownDatabaseError extends BrokerError {
   constructor(message: string, options?: BrokerErrorOptions) {
     super("UNKNOWN_DATABASE", message, options);
     this.name = "UnknownDatabaseError";
+  }
+}
+
+/**
+ * `broker.close({ timeout })` returned at its time limit with something still open: it is not
+ * thrown (a shut-down path goes on), but logged as a warning with this error in `err`. `pending`
+ * names what was still closing (for example the driver's pool, which ends only once every
+ * connection checked out of it, your own code's included, is returned).
+ */
+export class CloseTimeoutError extends BrokerError {
+  declare readonly code: "CLOSE_TIMEOUT";
+  /** What was still closing when the time ran out. */
+  readonly pending: string;
+  /** The time `close` was given, in milliseconds (its `timeout` and the grace for releasing locks). */
+  readonly waitedMs: number;
+  constructor(message: string, details: { pending: string; waitedMs: number } & BrokerErrorOptions) {
+    super("CLOSE_TIMEOUT", message, details);
+    this.name = "CloseTimeoutError";
+    this.pending = details.pending;
+    this.waitedMs = details.waitedMs;
   }
 }

@@ -8,6 +8,7 @@ export { type BackoffOptions, backoffDelay } from "./backoff.js";
 export {
   Broker,
   type BrokerOptions,
+  CLOSE_GRACE_MS,
   createBroker,
   type PublishMessage,
   type PublishMessageFor,
@@ -45,6 +46,7 @@ export {
   type BrokerErrorOptions,
   ClockSkewError,
   ClosedError,
+  CloseTimeoutError,
   ConnectionLostError,
   ConnectionTimeoutError,
   ConstraintError,
@@ -136,6 +138,12 @@ export {
 } from "./settlement.js";
 export { DEFAULT_SHUTDOWN_SIGNALS, type HandleSignalsOption } from "./signals.js";
 export { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";
+export {
+  DEFAULT_STARTUP_RETRY_MS,
+  STARTUP_RETRY_FIRST_PAUSE_MS,
+  STARTUP_RETRY_MAX_PAUSE_MS,
+  type StartupRetryOptions,
+} from "./startup-retry.js";
 export type { Subscription, SubscriptionStats } from "./subscription.js";
 export {
   type ClaimFormName,

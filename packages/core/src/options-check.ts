@@ -23,6 +23,7 @@ import type {
 } from "./broker.js";
 import { DeclarationError, InvalidArgumentError } from "./errors.js";
 import type { Logger } from "./logger.js";
+import type { StartupRetryOptions } from "./startup-retry.js";
 import type { ClaimFormName, TableDefinition, TableDescription } from "./table.js";
 
 /** Every key of `T` (optional ones included), as an object whose values are `true`. */
@@ -37,7 +38,13 @@ export const brokerOptionKeys = Object.freeze(
     clockSkew: true,
     instrumentation: true,
     handleSignals: true,
+    startupRetry: true,
   } satisfies KeySet<BrokerOptions>),
+);
+
+/** The keys of `createBroker()`'s `startupRetry`. */
+export const startupRetryOptionKeys = Object.freeze(
+  Object.keys({ timeout: true } satisfies KeySet<StartupRetryOptions>),
 );
 
 /** The keys `subscribe()` takes. */

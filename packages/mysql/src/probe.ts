@@ -21,12 +21,15 @@
  */
 import { randomBytes } from "node:crypto";
 import {
+  BrokerError,
+  ConnectionLostError,
   type DetectedCapabilities,
   type ProbeName,
   type TableDefinition,
   UnsafeTopologyError,
 } from "@rowclaim/core";
 import { type ConnectionLike, letGo, type PoolLike, selectRows } from "./client.js";
+import { classifyError } from "./normalize-error.js";
 import { quoteDefinedTable, quoteIdentifier } from "./sql.js";
 
 /** How long a probe waits for its second connection before it gives up deciding, in milliseconds. */
@@ -141,8 +144,16 @@ export class MysqlProbes {
 
   /** The server's clock (`NOW(3)`), for the broker's clock-skew check of lease tables. */
   async databaseTime(): Promise<Date> {
-    const rows = await selectRows(this.#pool, clockSql, []);
-    return new Date(Math.round(Number(rows[0]?.[0])));
+    try {
+      const rows = await selectRows(this.#pool, clockSql, []);
+      return new Date(Math.round(Number(rows[0]?.[0])));
+    } catch (error) {
+      if (BrokerError.is(error) || !classifyError(error).connectionLost) throw error;
+      throw new ConnectionLostError(
+        `rowclaim/mysql: reading the database's clock (the clock-skew check of lease tables) lost its connection: ${error instanceof Error ? error.message : String(error)}. Check that the server is up, then retry.`,
+        { cause: error },
+      );
+    }
   }
 
   #multiMaster(): Promise<boolean> {

@@ -4,7 +4,13 @@
  * suite failing deliberately broken variants of the driver).
  */
 import { fileURLToPath } from "node:url";
-import type { ConformanceHarness, StatementObserver, UserPoolDriver } from "@rowclaim/conformance";
+import type {
+  ConformanceHarness,
+  SessionFault,
+  SessionFaultDriver,
+  StatementObserver,
+  UserPoolDriver,
+} from "@rowclaim/conformance";
 import type { Driver, RowId, TableDefinition } from "@rowclaim/core";
 import { type Connection, createConnection, createPool, type Pool } from "mysql2/promise";
 import { createMysqlDriver, type MysqlDriverOptions, ownPoolOptions, quoteTable } from "../src/index.js";
@@ -86,6 +92,58 @@ function observedPool(pool: Pool, observer: StatementObserver): Pool {
     }
   };
   return replacing(pool, { getConnection, query });
+}
+
+/**
+ * A pool that counts the statements sent through it and, just before statement `killAt`, has the
+ * server end every connection checked out at that moment (`KILL CONNECTION`, then waiting until
+ * the processlist no longer shows them), so the statement goes to a dead connection.
+ */
+function sessionFaultPool(
+  pool: Pool,
+  fault: SessionFault,
+  kill: (threadIds: readonly number[]) => Promise<void>,
+): { readonly pool: Pool; statements(): number } {
+  let sent = 0;
+  const out = new Set<{ readonly threadId: number | null }>();
+  const beforeStatement = async (): Promise<void> => {
+    sent += 1;
+    if (sent !== fault.killAt) return;
+    await kill([...out].flatMap(({ threadId }) => (threadId === null ? [] : [threadId])));
+  };
+  const passOn = <T extends object>(target: T, property: string | symbol): unknown => {
+    const value: unknown = Reflect.get(target, property, target);
+    return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+  };
+  const counting =
+    <T extends { query: (...args: never[]) => unknown }>(target: T) =>
+    async (...args: Parameters<T["query"]>): Promise<unknown> => {
+      await beforeStatement();
+      return (target.query as (...a: unknown[]) => unknown)(...args);
+    };
+  const faulty = new Proxy(pool, {
+    get(target, property) {
+      if (property === "query") return counting(target);
+      if (property !== "getConnection") return passOn(target, property);
+      return async () => {
+        const connection = await target.getConnection();
+        out.add(connection);
+        return new Proxy(connection, {
+          get(held, key) {
+            if (key === "query") return counting(held);
+            if (key === "release" || key === "destroy") {
+              return () => {
+                out.delete(connection);
+                (held[key] as () => void).call(held);
+              };
+            }
+            return passOn(held, key);
+          },
+        });
+      };
+    },
+  });
+  return { pool: faulty, statements: () => sent };
 }
 
 /** The MySQL `information_schema` row of the transaction that blocks connection `waiter`, if any. */
@@ -277,6 +335,31 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
       return async () => {
         await adminPool().query(`ALTER TABLE ${ref} DROP CONSTRAINT ${constraint}`);
       };
+    },
+    createSessionFaultDriver(fault: SessionFault): SessionFaultDriver {
+      const own = userPool(url);
+      const faulty = sessionFaultPool(own, fault, async (ids) => {
+        for (const id of ids)
+          await adminPool()
+            .query("KILL CONNECTION ?", [id])
+            .catch(() => undefined);
+        for (let tries = 0; tries < 200 && ids.length > 0; tries += 1) {
+          const [rows] = await adminPool().query(
+            "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID IN (?)",
+            [[...ids]],
+          );
+          if (Number((rows as { n: unknown }[])[0]?.n) === 0) return;
+          await sleep(10);
+        }
+      });
+      return { driver: make({ pool: faulty.pool }), statements: faulty.statements, end: () => own.end() };
+    },
+    serverAddress: { host: new URL(url).hostname, port: Number(new URL(url).port || 3306) },
+    createDriverAt(address) {
+      const at = new URL(url);
+      at.hostname = address.host;
+      at.port = String(address.port);
+      return make({ url: at.toString(), connectionLimit: 12 });
     },
     olderServer: {
       version: "MariaDB 10.5.27 / MySQL 8.0.0",

@@ -123,11 +123,12 @@ describe("a session killed under a delivery", () => {
 });
 
 describe("a server that refuses connections", () => {
-  it("subscribe and publish fail with CONNECTION_LOST", async () => {
+  it("subscribe (failing fast: startupRetry false) and publish fail with CONNECTION_LOST", async () => {
     const table = leaseTable(uniqueName("refused"));
     const broker = createBroker({
       driver: createMysqlDriver({ url: "mysql://root@127.0.0.1:1/test" }),
       logger: silentLogger,
+      startupRetry: false,
     });
     try {
       expect(await codeOf(() => broker.subscribe(table, () => ack()))).toBe("CONNECTION_LOST");
@@ -223,6 +224,30 @@ describe("writes the server refuses", () => {
       expect(await readAll(admin, table)).toHaveLength(1);
     } finally {
       await broker.close({ timeout: 2000 });
+    }
+  });
+});
+
+describe("close while your code holds a connection of the driver's pool", () => {
+  it("close({ timeout }) returns and logs CLOSE_TIMEOUT while the connection runs a statement", async () => {
+    const table = leaseTable(uniqueName("close_held"));
+    await create(table);
+    const warnings: unknown[] = [];
+    const driver = createMysqlDriver({ url, connectionLimit: 4 });
+    const broker = createBroker({
+      driver,
+      logger: { warn: (_message, details) => warnings.push(details?.err), error: () => {} },
+    });
+    await broker.subscribe(table, () => ack(), { pollInterval: 50 });
+    const held = await driver.pool.getConnection();
+    // mysql2 ends a pool by queueing a QUIT on every connection: behind this statement, it waits.
+    const running = held.query("SELECT SLEEP(600)").catch(() => undefined);
+    try {
+      await broker.close({ timeout: 200 });
+      expect(warnings.some((error) => BrokerError.is(error, "CLOSE_TIMEOUT"))).toBe(true);
+    } finally {
+      await admin.query("KILL QUERY ?", [held.threadId]);
+      await running;
     }
   });
 });

@@ -25,11 +25,13 @@
  */
 import { randomBytes } from "node:crypto";
 import {
+  ConnectionLostError,
   type DetectedCapabilities,
   type ProbeName,
   type TableDefinition,
   UnsafeTopologyError,
 } from "@rowclaim/core";
+import { HeldConnection } from "./connection.js";
 import { isConnectionLost } from "./normalize-error.js";
 import type {
   NotificationLike,
@@ -72,9 +74,13 @@ function randomName(prefix: string): string {
   return `${prefix}${randomBytes(12).toString("hex")}`;
 }
 
-/** Checks out a second client, or `undefined` when the pool gives none in time (a pool of one). */
-async function secondClient(pool: PoolLike): Promise<PoolClientLike | undefined> {
-  const pending = pool.connect();
+/**
+ * Checks out a second client, or `undefined` when the pool gives none in time (a pool of one).
+ * Like every client a probe holds, it listens for its connection's errors while held (a session
+ * ended by the server between two statements must not become an uncaught `error` event).
+ */
+async function secondClient(pool: PoolLike): Promise<HeldConnection | undefined> {
+  const pending = HeldConnection.acquire(pool);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), secondConnectionTimeoutMs);
@@ -182,16 +188,29 @@ export class PostgresProbes {
     return true;
   }
 
-  /** The database's clock, read with `clock_timestamp()`. */
+  /**
+   * The database's clock, read with `clock_timestamp()`.
+   *
+   * @throws {ConnectionLostError} the connection was lost (code `CONNECTION_LOST`, which a
+   *   subscription's start-up retries).
+   */
   async databaseTime(): Promise<Date> {
-    const result = await this.#raw.query({ text: clockSql });
-    return new Date(Number(result.rows[0]?.ms));
+    try {
+      const result = await this.#raw.query({ text: clockSql });
+      return new Date(Number(result.rows[0]?.ms));
+    } catch (error) {
+      if (!isConnectionLost(error)) throw error;
+      throw new ConnectionLostError(
+        `rowclaim/postgres: reading the database's clock (the clock-skew check of lease tables) lost its connection: ${error instanceof Error ? error.message : String(error)}. Check that the server is up, then retry.`,
+        { cause: error },
+      );
+    }
   }
 
   async #probeSession(): Promise<boolean> {
     const key = randomName("rowclaim.probe.");
-    const a = await this.#raw.connect();
-    let b: PoolClientLike | undefined;
+    const a = await HeldConnection.acquire(this.#raw);
+    let b: HeldConnection | undefined;
     let aHeld = 0;
     let bHeld = 0;
     try {
@@ -199,7 +218,7 @@ export class PostgresProbes {
       if (b === undefined) return true;
       // Does A keep its server session while B runs? (Behind a transaction pooler, B is handed
       // the session A just used, and A may get another one.)
-      const pid = async (client: PoolClientLike): Promise<unknown> =>
+      const pid = async (client: HeldConnection): Promise<unknown> =>
         (await client.query({ text: backendSql })).rows[0]?.pid;
       const first = await pid(a);
       const other = await pid(b);
@@ -243,8 +262,8 @@ export class PostgresProbes {
   }
 
   async #runSkipLocked(table: TableDefinition): Promise<boolean | undefined> {
-    const a = await this.#raw.connect();
-    let b: PoolClientLike | undefined;
+    const a = await HeldConnection.acquire(this.#raw);
+    let b: HeldConnection | undefined;
     try {
       await a.query({ text: "BEGIN" });
       try {
@@ -270,7 +289,7 @@ export class PostgresProbes {
 
   async #probeListen(): Promise<boolean> {
     const channel = randomName("rowclaim_probe_");
-    const a = await this.#raw.connect();
+    const a = await HeldConnection.acquire(this.#raw);
     let heard = false;
     let wake: () => void = () => {};
     const onNotification = (message: NotificationLike): void => {
@@ -279,7 +298,7 @@ export class PostgresProbes {
         wake();
       }
     };
-    a.on("notification", onNotification);
+    a.client.on("notification", onNotification);
     try {
       try {
         await a.query({ text: `LISTEN ${quoteIdent(channel)}` });
@@ -303,7 +322,7 @@ export class PostgresProbes {
       this.#found.listen = heard;
       return heard;
     } finally {
-      a.removeListener("notification", onNotification);
+      a.client.removeListener("notification", onNotification);
       await a.query({ text: "UNLISTEN *" }).catch(() => undefined);
       a.release();
     }

@@ -8,7 +8,7 @@
  */
 import { DeclarationError, SchemaError, type TableDefinition } from "@rowclaim/core";
 import type { HeldConnection } from "./connection.js";
-import { columnFromMessage } from "./normalize-error.js";
+import { columnFromMessage, isConnectionLost } from "./normalize-error.js";
 import {
   type ColumnTypes,
   deallocateSql,
@@ -88,7 +88,8 @@ export async function checkColumns(
  * Prepares each statement (`PREPARE`, then `DEALLOCATE`) to check it against the schema
  * without running it.
  *
- * @throws {SchemaError} naming the table, the column the server names and the statement.
+ * @throws {SchemaError} naming the table, the column the server names and the statement; a lost
+ *   connection is thrown as the client's own error (the driver reports it as `CONNECTION_LOST`).
  */
 export async function checkStatements(
   connection: HeldConnection,
@@ -100,6 +101,9 @@ export async function checkStatements(
     try {
       await connection.text(prepareCheckSql(name, stmt.text));
     } catch (error) {
+      // A connection lost while preparing says nothing about the schema: it is passed on, for
+      // the driver to report as CONNECTION_LOST (which a supervisor retries; SCHEMA it does not).
+      if (isConnectionLost(error)) throw error;
       const message = error instanceof Error ? error.message : String(error);
       throw new SchemaError(
         `Table "${table.name}" (${formNames[table.form]} form): PostgreSQL refused the ${stmt.purpose} statement: ${message}. Check the column types against the description (driver.schemaSql(table) prints the recommended schema).`,

@@ -4,7 +4,13 @@
  * suite failing deliberately broken variants of the driver).
  */
 import { fileURLToPath } from "node:url";
-import type { ConformanceHarness, StatementObserver, UserPoolDriver } from "@rowclaim/conformance";
+import type {
+  ConformanceHarness,
+  SessionFault,
+  SessionFaultDriver,
+  StatementObserver,
+  UserPoolDriver,
+} from "@rowclaim/conformance";
 import type { Driver, RowId, TableDefinition } from "@rowclaim/core";
 import pg from "pg";
 import { createPostgresDriver, type PostgresDriverOptions, quoteIdent } from "../src/index.js";
@@ -88,6 +94,66 @@ function observedPool(pool: pg.Pool, observer: StatementObserver): pg.Pool {
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
+}
+
+/**
+ * A pool that counts the statements sent through it and, just before statement `killAt`, ends
+ * the backend of every client checked out at that moment (and of the one the statement goes to):
+ * `pg_terminate_backend` with a wait, so that the sessions are gone before the statement is sent.
+ */
+function sessionFaultPool(
+  pool: pg.Pool,
+  fault: SessionFault,
+  terminate: (pids: readonly number[]) => Promise<void>,
+): { readonly pool: pg.Pool; statements(): number } {
+  let sent = 0;
+  const out = new Set<pg.PoolClient>();
+  const beforeStatement = async (): Promise<void> => {
+    sent += 1;
+    if (sent !== fault.killAt) return;
+    const pids = [...out].map(processIdOf).filter((pid): pid is number => pid !== undefined);
+    await terminate(pids);
+  };
+  const faultyClient = (client: pg.PoolClient): pg.PoolClient =>
+    new Proxy(client, {
+      get(target, property) {
+        if (property === "query") {
+          return async (...args: Parameters<pg.PoolClient["query"]>) => {
+            await beforeStatement();
+            return (target.query as (...a: unknown[]) => unknown)(...args);
+          };
+        }
+        if (property === "release") {
+          return (destroy?: Error | boolean) => {
+            out.delete(target);
+            target.release(destroy);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  const faulty = new Proxy(pool, {
+    get(target, property) {
+      if (property === "connect") {
+        return async () => {
+          const client = await target.connect();
+          out.add(client);
+          return faultyClient(client);
+        };
+      }
+      if (property === "query") {
+        return async (...args: Parameters<pg.Pool["query"]>) => {
+          // A pool's own query checks a client out: end the backends of those already out.
+          await beforeStatement();
+          return (target.query as (...a: unknown[]) => unknown)(...args);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { pool: faulty, statements: () => sent };
 }
 
 /**
@@ -246,6 +312,27 @@ export function postgresHarness(options: PostgresHarnessOptions): ConformanceHar
       return async () => {
         await admin.query(`ALTER TABLE ${tableRef(table)} DROP CONSTRAINT ${constraint}`);
       };
+    },
+    createSessionFaultDriver(fault: SessionFault): SessionFaultDriver {
+      const own = new pg.Pool({ connectionString: url, max: 12, application_name: "rowclaim-fault-pool" });
+      own.on("error", () => {});
+      const faulty = sessionFaultPool(own, fault, async (pids) => {
+        await admin.query("SELECT pg_terminate_backend(pid, 5000) FROM unnest($1::int[]) AS pid", [
+          [...pids],
+        ]);
+      });
+      return {
+        driver: make({ pool: faulty.pool, notify: true }),
+        statements: faulty.statements,
+        end: () => own.end(),
+      };
+    },
+    serverAddress: { host: new URL(url).hostname, port: Number(new URL(url).port || 5432) },
+    createDriverAt(address) {
+      const at = new URL(url);
+      at.hostname = address.host;
+      at.port = String(address.port);
+      return make({ url: at.toString(), max: 12, notify: true });
     },
     olderServer: {
       version: "PostgreSQL 10.23",

@@ -65,10 +65,10 @@ describe("a session killed under a delivery", () => {
 });
 
 describe("a server that refuses connections", () => {
-  it("subscribe and publish fail with CONNECTION_LOST", async () => {
+  it("subscribe (failing fast: startupRetry false) and publish fail with CONNECTION_LOST", async () => {
     const table = describeTable("lease", uniqueName("rc_fail_refused"));
     const driver = createPostgresDriver({ url: "postgres://postgres@127.0.0.1:1/test", max: 2 });
-    const broker = createBroker({ driver, logger: silentLogger });
+    const broker = createBroker({ driver, logger: silentLogger, startupRetry: false });
     try {
       expect(await codeOf(() => broker.subscribe(table, () => ack()))).toBe("CONNECTION_LOST");
       expect(await codeOf(() => broker.publish(table, "x"))).toBe("CONNECTION_LOST");

@@ -275,14 +275,17 @@ export class MemoryDatabase {
 
   /**
    * Refuses, until the returned function is called, every write that leaves `column` of a row of
-   * `table` non-null: a stand-in for `CHECK (column IS NULL)`.
+   * `table` (only the row whose id is `only`, when given) non-null: a stand-in for `CHECK (column IS NULL)`.
    */
-  refuseNonNull(table: TableDefinition, column: string): () => void {
+  refuseNonNull(table: TableDefinition, column: string, only?: RowId): () => void {
     const data = this.requireTable(table, "adding a constraint");
     requireColumn(data, column);
-    const name = `${table.name}_${column}_is_null`;
+    const name = `${table.name}_${column}_is_null${only === undefined ? "" : `_${String(only)}`}`;
+    const id = table.columns.id;
     data.addCheck(name, (row) =>
-      row[column] === null || row[column] === undefined ? undefined : `${column} must be NULL`,
+      row[column] === null || row[column] === undefined || (only !== undefined && !sameValue(row[id], only))
+        ? undefined
+        : `${column} must be NULL`,
     );
     return () => data.dropCheck(name);
   }
