@@ -15,7 +15,8 @@ import { fileURLToPath } from "node:url";
  * commented-out import is rare, and a false cycle is caught by reading it). */
 export function importSpecifiers(text) {
   const found = [];
-  const statement = /(?:^|[\n;])\s*(?:import|export)\s+(?:type\s+)?(?:[\w*${}\s,]+?\s+from\s+)?["']([^"']+)["']/g;
+  const statement =
+    /(?:^|[\n;])\s*(?:import|export)\s+(?:type\s+)?(?:[\w*${}\s,]+?\s+from\s+)?["']([^"']+)["']/g;
   for (const match of text.matchAll(statement)) found.push(match[1]);
   return found;
 }
@@ -33,7 +34,14 @@ function sourceFiles(dir) {
 function resolveRelative(from, specifier) {
   const base = resolve(dirname(from), specifier);
   const stem = base.replace(/\.(m|c)?js$/, "");
-  const candidates = [`${stem}.ts`, `${stem}.mts`, `${stem}.cts`, `${stem}.tsx`, join(base, "index.ts"), base];
+  const candidates = [
+    `${stem}.ts`,
+    `${stem}.mts`,
+    `${stem}.cts`,
+    `${stem}.tsx`,
+    join(base, "index.ts"),
+    base,
+  ];
   return candidates.find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
 }
 
@@ -110,7 +118,8 @@ export function packageGraph(packagesDir) {
 /** Every cycle under `packagesDir`, as printable lines. */
 export function findCycles(packagesDir) {
   const lines = [];
-  for (const cycle of cycles(packageGraph(packagesDir))) lines.push(`packages: ${cycle.join(" → ")} → ${cycle[0]}`);
+  for (const cycle of cycles(packageGraph(packagesDir)))
+    lines.push(`packages: ${cycle.join(" → ")} → ${cycle[0]}`);
   for (const dir of readdirSync(packagesDir)) {
     const src = join(packagesDir, dir, "src");
     if (!existsSync(src)) continue;

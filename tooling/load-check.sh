@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The load check: runs the whole `pnpm test` N times in a row (default 3) while a CPU burner keeps
-# every core busy, and stops at the first failure. Tests must wait for the states they assert,
+# every core busy, and stops at the first failure. It sets ROWCLAIM_LOAD=1, which turns on the
+# longest checks (the conformance heap test on PostgreSQL and MariaDB, deeper kill loops, larger
+# drains) that a plain `pnpm test` leaves out. Tests must wait for the states they assert,
 # never for fixed times; on a loaded machine a test that does not is found here.
 #
 #   tooling/load-check.sh [runs]        # from the repository root; ROWCLAIM_LOAD_BURNERS=n burners
@@ -36,6 +38,7 @@ for _ in $(seq 1 "$burners"); do
   node -e 'for (;;) {}' &
   pids+=("$!")
 done
+export ROWCLAIM_LOAD=1
 echo "load-check: ${burners} CPU burner(s) running on ${cores} core(s); ${runs} pass(es) of pnpm test"
 
 export npm_config_nodedir="${npm_config_nodedir:-/usr}" TURBO_TELEMETRY_DISABLED=1

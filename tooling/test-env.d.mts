@@ -2,3 +2,7 @@
 export declare const localUrls: Readonly<{ postgres: string; mysql: string }>;
 /** The URL of the database of `kind` for tests: the environment's, else testcontainers where Docker answers, else the local service. */
 export declare function databaseUrl(kind: "postgres" | "mysql"): Promise<string>;
+/** Whether this run is the load step (`ROWCLAIM_LOAD=1`, set by tooling/load-check.sh), where the longest checks run. */
+export declare const inLoadStep: boolean;
+/** The conformance opt-outs (`harness.skip`) of a run outside the load step; empty in the load step. */
+export declare function loadStepOptOuts(): Readonly<Record<string, string>>;

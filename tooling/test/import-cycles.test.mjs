@@ -55,8 +55,14 @@ describe("the import-cycle check", () => {
 
   it("finds a cycle between packages", () => {
     const root = workspace({
-      one: { manifest: { name: "@rowclaim/one", dependencies: { "@rowclaim/two": "workspace:*" } }, files: {} },
-      two: { manifest: { name: "@rowclaim/two", devDependencies: { "@rowclaim/one": "workspace:*" } }, files: {} },
+      one: {
+        manifest: { name: "@rowclaim/one", dependencies: { "@rowclaim/two": "workspace:*" } },
+        files: {},
+      },
+      two: {
+        manifest: { name: "@rowclaim/two", devDependencies: { "@rowclaim/one": "workspace:*" } },
+        files: {},
+      },
     });
     expect(findCycles(root)).toEqual(["packages: @rowclaim/one → @rowclaim/two → @rowclaim/one"]);
   });
@@ -67,7 +73,8 @@ describe("the import-cycle check", () => {
         manifest: { name: "@rowclaim/one" },
         files: {
           "index.ts": 'export { a } from "./a.js";\nexport type { B } from "./b.js";\n',
-          "a.ts": 'import type { B } from "./b.js";\nexport const a: B = "a";\nconst later = () => import("./index.js");\n',
+          "a.ts":
+            'import type { B } from "./b.js";\nexport const a: B = "a";\nconst later = () => import("./index.js");\n',
           "b.ts": "export type B = string;\n",
         },
       },

@@ -28,6 +28,8 @@ export interface MysqlHarnessOptions {
   readonly wrap?: (driver: Driver) => Driver;
   /** Changes every pool the harness makes for a user-pool driver before the driver gets it. */
   readonly wrapPool?: (pool: Pool) => Pool;
+  /** Tests the harness opts out of, by title, with the reason (`ConformanceHarness.skip`). */
+  readonly skip?: Readonly<Record<string, string>>;
 }
 
 /** The id column quoted for MySQL. */
@@ -174,6 +176,7 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
     name: options.name,
     tablePrefix: options.tablePrefix,
     ...(options.pools === undefined ? {} : { pools: options.pools }),
+    ...(options.skip === undefined ? {} : { skip: options.skip }),
     createDriver: () => make({ url, connectionLimit: 12 }),
     createUserPoolDriver(): UserPoolDriver {
       const pool = userPool(url);

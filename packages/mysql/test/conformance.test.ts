@@ -3,6 +3,7 @@
 // ownership matters (advisory keys, shutdown, locking) on pools the harness owns, as a user
 // passing `{ pool }` does, so that a connection or a key a driver leaves behind is seen.
 import { advisorySuite, lockingSuite, runConformance, shutdownSuite } from "@rowclaim/conformance";
+import { loadStepOptOuts } from "@rowclaim/tooling/test-env";
 import { afterAll, describe } from "vitest";
 import { mysqlHarness } from "./conformance-harness.js";
 import { mysqlUrl } from "./support.js";
@@ -11,7 +12,7 @@ const url = await mysqlUrl();
 // Child processes (crash and multi-process tests) inherit the environment and read the URL from it.
 process.env.ROWCLAIM_MYSQL_URL = url;
 
-runConformance(mysqlHarness({ url, name: "mysql (MariaDB)", tablePrefix: "rc_" }));
+runConformance(mysqlHarness({ url, name: "mysql (MariaDB)", tablePrefix: "rc_", skip: loadStepOptOuts() }));
 
 describe("rowclaim conformance on pools the user owns: mysql (MariaDB)", () => {
   const harness = mysqlHarness({

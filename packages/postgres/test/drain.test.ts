@@ -1,4 +1,5 @@
 import { type Broker, createBroker, silentLogger } from "@rowclaim/core";
+import { inLoadStep } from "@rowclaim/tooling/test-env";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeTable, TestDb, uniqueName, waitFor } from "./helpers.js";
 
@@ -10,11 +11,12 @@ afterAll(async () => {
   await db.close();
 });
 
-const ROWS = 5000;
+/** 2,000 rows; 5,000 in the load step (ROWCLAIM_LOAD=1). */
+const ROWS = inLoadStep ? 5000 : 2000;
 const BROKERS = 4;
 const WORKERS = 4;
 
-describe("four brokers with four workers each drain 5,000 rows", () => {
+describe(`four brokers with four workers each drain ${ROWS.toLocaleString("en-US")} rows`, () => {
   it.each(["rowLock", "lease", "advisory"] as const)(
     "in the %s form, acking every row exactly once",
     async (form) => {

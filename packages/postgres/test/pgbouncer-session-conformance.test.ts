@@ -1,7 +1,23 @@
-// The whole conformance suite through PgBouncer in session mode (tooling/pgbouncer.sh), with the
-// same harness as the direct run (every optional hook), on driver-owned pools and then, where
-// pool ownership matters, on pools the harness owns.
-import { advisorySuite, lockingSuite, runConformance, shutdownSuite } from "@rowclaim/conformance";
+// The conformance sub-suites that a pooler in session mode can change, through PgBouncer
+// (tooling/pgbouncer.sh), with the same harness as the direct run (every optional hook), on
+// driver-owned pools and then, where pool ownership matters, on pools the harness owns.
+//
+// PgBouncer in session mode hands one server session to one client for the client's whole
+// connection: what it can change is how sessions are made, found, held and lost — claims and
+// their locks, leases, advisory keys, transactions, LISTEN, shutdown, pools, crashes, errors. The
+// sub-suites about what the driver's SQL and the runtime do inside a session (outcomes, payloads,
+// coalesced settlements, prefetch, interleavings, poison, declarations, identifiers) and the
+// process's own heap (memory) say the same through the pooler as on the direct run, which has
+// them all; the start-up faults (sessions ended before each start-up statement) run there too,
+// and pgbouncer.test.ts covers the probes behind both pool modes.
+import {
+  advisorySuite,
+  type ConformanceHarness,
+  conformanceSuites,
+  lockingSuite,
+  optOutCheck,
+  shutdownSuite,
+} from "@rowclaim/conformance";
 import { afterAll, describe } from "vitest";
 import { postgresHarness } from "./conformance-harness.js";
 import { pgbouncerUrls } from "./pgbouncer-env.js";
@@ -23,9 +39,38 @@ const skip = Object.fromEntries(
   ]),
 );
 
-runConformance(
-  postgresHarness({ url, name: "postgres via PgBouncer (session mode)", tablePrefix: "rcb_", skip }),
-);
+/** The sub-suites run through the pooler (keys of `conformanceSuites`). */
+const throughThePooler = [
+  "claims",
+  "locking",
+  "lease",
+  "advisory",
+  "fifo",
+  "transactions",
+  "transactional",
+  "wake",
+  "shutdown",
+  "connections",
+  "pools",
+  "concurrency",
+  "crash",
+  "errors",
+  "robustness",
+] as const satisfies readonly (keyof typeof conformanceSuites)[];
+
+describe("rowclaim conformance: postgres via PgBouncer (session mode)", () => {
+  const harness: ConformanceHarness = postgresHarness({
+    url,
+    name: "postgres via PgBouncer (session mode)",
+    tablePrefix: "rcb_",
+    skip,
+  });
+  optOutCheck(harness);
+  for (const name of throughThePooler) conformanceSuites[name](harness);
+  afterAll(async () => {
+    await harness.close?.();
+  });
+});
 
 describe("rowclaim conformance on pools the user owns: postgres via PgBouncer (session mode)", () => {
   const harness = postgresHarness({
