@@ -114,3 +114,49 @@ describe("retryAfter", () => {
     await broker.close();
   });
 });
+
+describe("close() during a claim", () => {
+  it("returns without sleeping out the poll interval when the claim in flight at the stop fails", async () => {
+    const { table, driver } = setUp({
+      name: "stop_during_claim",
+      columns: { id: "id", payload: "payload", lockedUntil: "locked_until" },
+    });
+    let claimStarted!: () => void;
+    const started = new Promise<void>((resolve) => {
+      claimStarted = resolve;
+    });
+    let failClaim!: () => void;
+    const failing = new Promise<void>((resolve) => {
+      failClaim = resolve;
+    });
+    // The first claim waits until the test has called close(), then fails.
+    const gated = {
+      ...driver,
+      async open(...args: Parameters<typeof driver.open>) {
+        const claimer = await driver.open(...args);
+        let first = true;
+        return new Proxy(claimer, {
+          get(target, property, receiver) {
+            if (property !== "claim" || !first) return Reflect.get(target, property, receiver);
+            return async () => {
+              first = false;
+              claimStarted();
+              await failing;
+              throw new BrokerError("CONNECTION_LOST", "the claim failed");
+            };
+          },
+        });
+      },
+    };
+    const broker = createBroker({ driver: gated, clockSkew: false, logger: { error() {}, warn() {} } });
+    await broker.subscribe(table, () => ack(), { pollInterval: 3_600_000 });
+    await started;
+    let closed = false;
+    const closing = broker.close().then(() => {
+      closed = true;
+    });
+    failClaim();
+    await waitFor("close() to return", () => closed, { timeoutMs: 10_000 });
+    await closing;
+  });
+});

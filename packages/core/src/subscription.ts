@@ -465,6 +465,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       }
       const found = await claiming;
       full = found === limit;
+      // A stop that came during the claim woke the signal before this wait could see it.
+      if (!this.#running) break;
       if (found === -1) {
         await this.#signal.wait(pollInterval, this.#signal.generation);
       } else if (found === 0 && ahead.size === 0) {
