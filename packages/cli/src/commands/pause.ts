@@ -26,7 +26,7 @@ function controlCommand(verb: "pause" | "resume"): Command {
           : "resume claiming from a table (or one group) paused with `rowclaim pause`",
       details: [
         `Every subscription of the table (or of the --group) ${doing} it within one poll interval`,
-        "(at once on PostgreSQL drivers made with notify: true). Rows in work finish. The state lives",
+        "(at once on PostgreSQL drivers with notify and watchControls). Rows in work finish. The state lives",
         "in the database's rowclaim_controls table (created by the first pause) and outlives restarts.",
         "With a config module (--config, or rowclaim.config.mjs here) --table names one of its tables.",
       ],
