@@ -8,6 +8,7 @@
  */
 import {
   type Claimer,
+  type ControlStore,
   checkPoolSize,
   type DetectedCapabilities,
   type Driver,
@@ -27,6 +28,7 @@ import pg from "pg";
 import { PostgresAdvisoryClaimer } from "./advisory.js";
 import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolMax } from "./bounded-pool.js";
 import { HeldConnection } from "./connection.js";
+import { PostgresControlStore } from "./controls.js";
 import { PostgresLeaseClaimer } from "./lease.js";
 import { ChannelListener, channelFor } from "./listen.js";
 import { normalizeError } from "./normalize-error.js";
@@ -77,6 +79,12 @@ export type PostgresDriverOptions = PostgresConnectionOptions & {
    */
   readonly notify?: boolean;
   /**
+   * With `notify: true`, subscriptions also hear pauses and resumes (`broker.pause`) from other
+   * processes at once instead of at their next poll: one more LISTEN connection per table whose
+   * pauses this driver's subscriptions follow (shared by them). Default `false`.
+   */
+  readonly watchControls?: boolean;
+  /**
    * Takes the server for this version (`"10.23"`, `"15"`) instead of reading it: the version floor
    * is checked against it. For tests of the floor (the conformance suite's `SERVER_TOO_OLD` test);
    * leave it unset otherwise.
@@ -104,6 +112,7 @@ const driverOptionKeys = Object.freeze(
     max: true,
     applicationName: true,
     notify: true,
+    watchControls: true,
     assumeServerVersion: true,
     acquireTimeoutMs: true,
     skipProbes: true,
@@ -159,6 +168,8 @@ export interface PostgresDriver extends Driver {
    * the `pg.PoolClient` of the transaction (a client of your pool, with `{ pool }`).
    */
   readonly "~transactionClient"?: pg.PoolClient;
+  /** Pauses and rate counters in `rowclaim_controls` (`src/controls.ts`). */
+  readonly controls: ControlStore;
   /** The NOTIFY channel of a table (what {@link PostgresDriver.listen} LISTENs on). */
   channelFor(table: TableDefinition): string;
   /** What the driver's startup probes found so far (`src/probe.ts`). */
@@ -181,6 +192,15 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
     );
   }
   checkDriverOptions(options);
+  const watchControls: unknown = options.watchControls;
+  if (watchControls !== undefined && typeof watchControls !== "boolean")
+    throw new InvalidArgumentError(
+      `createPostgresDriver(): watchControls must be true or false, got ${typeof watchControls}.`,
+    );
+  if (watchControls === true && options.notify !== true)
+    throw new InvalidArgumentError(
+      "createPostgresDriver(): watchControls needs notify: true (pauses are heard through LISTEN/NOTIFY).",
+    );
   let pool: PoolLike;
   let ownsPool: boolean;
   if ("pool" in options && options.pool !== undefined) {
@@ -219,6 +239,11 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
   const probes = new PostgresProbes(boundedPool, options.skipProbes);
   const statementPool = probes.pool;
   const publisher = new Publisher(statementPool, notify ? channelFor : null);
+  // Pauses and rate counters (`src/controls.ts`); with notify and watchControls, pauses are heard at once.
+  const controls = new PostgresControlStore(
+    boundedPool,
+    notify && options.watchControls === true ? boundedPool : undefined,
+  );
   let serverVersion: Promise<{ num: number; text: string }> | undefined;
   let closed = false;
 
@@ -400,7 +425,9 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       crossProcessWake: notify,
       transactionalPublish: true,
       transactionalHandlers: ["rowLock", "lease", "advisory"],
+      controls: true,
     }),
+    controls,
     pool,
     channelFor,
     detected: () => probes.detected(),
