@@ -7,6 +7,7 @@
  */
 import type { Claimer } from "./forms.js";
 import type { Logger } from "./logger.js";
+import type { QueueStatusReader } from "./queue-status.js";
 import type { PublishRow, RowId } from "./rows.js";
 import type { ClaimFormName, IsolationLevel, TableDefinition, TransactionMode } from "./table.js";
 
@@ -129,6 +130,11 @@ export interface Driver {
    * runs on the host's own clock (SQLite) leaves it out.
    */
   databaseTime?(): Promise<Date>;
+  /**
+   * Reads a table's counts and its rows in work, read-only, by the database's own means per form
+   * (`readQueueStatus`, `listInWork`). Optional: without it, those refuse with `UNSUPPORTED_FORM`.
+   */
+  readonly queueStatus?: QueueStatusReader;
   /** The recommended `CREATE TABLE` and claim-order index for `table`, as SQL text. */
   schemaSql(table: TableDefinition): string;
   /** Releases everything the driver holds: a pool it created is ended; a pool the user gave is left open. */
