@@ -19,6 +19,7 @@ import {
   type OptionKeySet,
   type ProbeName,
   type PublishRow,
+  type QueueStatusReader,
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
@@ -33,6 +34,7 @@ import { normalizeError } from "./normalize-error.js";
 import { createOwnPool } from "./own-pool.js";
 import { MysqlProbes } from "./probe.js";
 import { assertInTransaction, publishClient, publishRows } from "./publish.js";
+import { mysqlStatusReader } from "./queue-status.js";
 import { MysqlRowLockClaimer } from "./row-lock.js";
 import { checkSchema, findClaimIndex } from "./schema-check.js";
 import { readServerInfo, type ServerInfo } from "./server-info.js";
@@ -137,6 +139,8 @@ export class MysqlDriver implements Driver {
   #connectionsInUse = 0;
   readonly #assumeServerVersion: string | undefined;
   readonly #probes: MysqlProbes;
+  /** Reads a table's counts and rows in work (`readQueueStatus`, `listInWork`): `src/queue-status.ts`. */
+  readonly queueStatus: QueueStatusReader;
   #server: Promise<ServerInfo> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -173,6 +177,7 @@ export class MysqlDriver implements Driver {
     this.#bounded = new BoundedPool(this.pool, acquireTimeoutMs);
     this.#assumeServerVersion = options.assumeServerVersion;
     this.#probes = new MysqlProbes(this.#bounded, options.skipProbes);
+    this.queueStatus = mysqlStatusReader(this.#bounded);
   }
 
   /** What the driver's startup probes found so far (`src/probe.ts`). */

@@ -24,6 +24,7 @@ import type { ClaimerContext, MemoryCall } from "./context.js";
 import { MemoryLeaseClaimer } from "./lease.js";
 import { MemoryPool } from "./pool.js";
 import { insertRows } from "./publish.js";
+import { memoryStatusReader } from "./queue-status.js";
 import { MemoryRowLockClaimer } from "./row-lock.js";
 import { checkSchema, schemaSql } from "./schema.js";
 import { MemoryDatabase } from "./store.js";
@@ -145,6 +146,7 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
       await trip("", "databaseTime");
       return clock.now();
     },
+    queueStatus: memoryStatusReader(database, (table) => trip(table, "queueStatus")),
     schemaSql: (table) => schemaSql(table),
     async close() {
       if (closed) return;
