@@ -172,6 +172,46 @@ export function statusSuite(harness: ConformanceHarness): void {
     conformanceTest(
       harness,
       SUITE,
+      "readQueueStatus shows a paused table's groups, and a group paused on its own, as paused (where the driver keeps run-time controls)",
+      async (fx) => {
+        const caps = await fx.capabilities();
+        if (caps.controls !== true) fx.skip("the driver keeps no run-time controls (capabilities.controls)");
+        const form = caps.forms.includes("lease") ? "lease" : (caps.forms[0] ?? "lease");
+        const driver = await statusDriver(fx);
+        const table = await fx.table(form, { roles: ["attempt", "runAt", "group"] });
+        const broker = await fx.broker();
+        await broker.publish(table, "one", { group: "a" });
+        await broker.publish(table, "two", { group: "b" });
+        const paused = (status: QueueStatus): [string | null, boolean][] =>
+          status.groups.map((entry) => [entry.group, entry.paused]);
+        expect(paused(await readQueueStatus(driver, table))).toEqual([
+          ["a", false],
+          ["b", false],
+        ]);
+        await broker.pause(table, { group: "b" });
+        const groupPaused = await readQueueStatus(driver, table);
+        expect(paused(groupPaused)).toEqual([
+          ["a", false],
+          ["b", true],
+        ]);
+        expect(groupPaused.controls?.pausedGroups).toEqual(["b"]);
+        await broker.pause(table);
+        expect(paused(await readQueueStatus(driver, table))).toEqual([
+          ["a", true],
+          ["b", true],
+        ]);
+        await broker.resume(table);
+        await broker.resume(table, { group: "b" });
+        expect(paused(await readQueueStatus(driver, table))).toEqual([
+          ["a", false],
+          ["b", false],
+        ]);
+      },
+    );
+
+    conformanceTest(
+      harness,
+      SUITE,
       "the rows of a table's dead-letter table count as dead in their own group",
       async (fx) => {
         const caps = await fx.capabilities();

@@ -29,6 +29,7 @@ import { MysqlAdvisoryClaimer } from "./advisory.js";
 import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolConnectionLimit } from "./bounded-pool.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import type { PoolLike } from "./client.js";
+import { MysqlControlStore } from "./controls.js";
 import { MysqlLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { createOwnPool } from "./own-pool.js";
@@ -118,6 +119,7 @@ export const mysqlCapabilities: DriverCapabilities = driverCapabilities({
   crossProcessWake: false,
   transactionalPublish: true,
   transactionalHandlers: ["rowLock", "lease", "advisory"],
+  controls: true,
 });
 
 /** The MySQL/MariaDB driver, as {@link createMysqlDriver} returns it. */
@@ -141,6 +143,8 @@ export class MysqlDriver implements Driver {
   readonly #probes: MysqlProbes;
   /** Reads a table's counts and rows in work (`readQueueStatus`, `listInWork`): `src/queue-status.ts`. */
   readonly queueStatus: QueueStatusReader;
+  /** Pauses and rate counters (`src/controls.ts`). */
+  readonly controls: MysqlControlStore;
   #server: Promise<ServerInfo> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -178,6 +182,7 @@ export class MysqlDriver implements Driver {
     this.#assumeServerVersion = options.assumeServerVersion;
     this.#probes = new MysqlProbes(this.#bounded, options.skipProbes);
     this.queueStatus = mysqlStatusReader(this.#bounded);
+    this.controls = new MysqlControlStore(this.#bounded);
   }
 
   /** What the driver's startup probes found so far (`src/probe.ts`). */
