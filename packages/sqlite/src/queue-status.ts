@@ -93,7 +93,8 @@ export function sqliteStatusReader(db: SqliteDatabase): QueueStatusReader {
       for (const group of groups) {
         const filter = groupsSql === undefined ? "all" : filterOf(table, group);
         const dead = deadGroup !== undefined && group === deadGroup;
-        const values: Values = { now: now.getTime(), cap: cap + 1 };
+        // Nothing is in work in a form the driver does not run (a row lock table read by status).
+        const values: Values = { now: now.getTime(), cap: cap + 1, inWork: "[]" };
         if (filter === "named") values.group = group;
         let inWorkCapped = false;
         if (!dead && table.form === "advisory") {
