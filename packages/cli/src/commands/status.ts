@@ -53,7 +53,7 @@ export const statusCommand: Command = {
       "pg_locks; MariaDB/MySQL a SKIP LOCKED probe), unexpired leases (lease), keys held now (advisory:",
       "pg_locks, IS_USED_LOCK; SQLite: only this process's keys, so none from another process).",
       "--in-work lists the rows in work and what holds them (backend pid, connection id, lease expiry).",
-      "Every count stops at --cap and then reads N+. Times are compared with this host's clock.",
+      "A figure above --cap reads N+. Times are compared with this host's clock.",
       "With a config module (--config, or rowclaim.config.mjs here), the tables, columns and forms are",
       "your own descriptions: every table it lists unless --table picks some. Without one, columns are",
       "found by the names `rowclaim schema` writes (queue, run_at, processed_at, locked_until) or the",
@@ -119,7 +119,7 @@ export const statusCommand: Command = {
         type: "integer",
         value: "N",
         defaultText: String(DEFAULT_STATUS_CAP),
-        description: "Count each figure up to N rows, then print N+ (fast on tables of millions of rows).",
+        description: "Print a figure above N as N+.",
       },
       "in-work": {
         type: "boolean",
