@@ -8,6 +8,7 @@
 import type { ControlStore } from "./control-store.js";
 import type { Claimer } from "./forms.js";
 import type { Logger } from "./logger.js";
+import type { QueueStatusReader } from "./queue-status.js";
 import type { PublishRow, RowId } from "./rows.js";
 import type { ClaimFormName, IsolationLevel, TableDefinition, TransactionMode } from "./table.js";
 
@@ -136,6 +137,11 @@ export interface Driver {
    * runs on the host's own clock (SQLite) leaves it out.
    */
   databaseTime?(): Promise<Date>;
+  /**
+   * Reads a table's counts and its rows in work, read-only, by the database's own means per form
+   * (`readQueueStatus`, `listInWork`). Optional: without it, those refuse with `UNSUPPORTED_FORM`.
+   */
+  readonly queueStatus?: QueueStatusReader;
   /**
    * The control table (`src/control-store.ts`) where `capabilities.controls` is true. Optional:
    * a driver without it leaves it out and declares no `controls`.

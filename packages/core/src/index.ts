@@ -139,6 +139,26 @@ export {
   retryAfter,
 } from "./outcomes.js";
 export { decodeHeaders, decodePayload, encodeHeaders, encodePayload } from "./payload.js";
+export {
+  type CappedCount,
+  DEFAULT_IN_WORK_LIMIT,
+  DEFAULT_STATUS_CAP,
+  formatCount,
+  type GroupCounts,
+  type GroupStatus,
+  type InWorkHolder,
+  type InWorkOptions,
+  type InWorkQuery,
+  type InWorkRow,
+  type InWorkScope,
+  listInWork,
+  type QueueStatus,
+  type QueueStatusOptions,
+  type QueueStatusReader,
+  readQueueStatus,
+  type StatusQuery,
+  type TableCounts,
+} from "./queue-status.js";
 export type { ClaimedRow, Headers, PublishRow, RowId } from "./rows.js";
 export {
   type AckSettlement,

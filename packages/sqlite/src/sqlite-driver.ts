@@ -18,6 +18,7 @@ import {
   type OpenOptions,
   type OptionKeySet,
   type PublishRow,
+  type QueueStatusReader,
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
@@ -31,6 +32,7 @@ import type { SqliteDatabase } from "./database.js";
 import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { TablePublisher } from "./publish.js";
+import { sqliteStatusReader } from "./queue-status.js";
 import { schemaSql } from "./schema.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
 
@@ -152,6 +154,12 @@ export class SqliteDriver implements Driver {
    * be synchronous.
    */
   declare readonly "~transactionClient"?: Database.Database;
+  /** Reads a table's counts and rows in work (`readQueueStatus`, `listInWork`): `src/queue-status.ts`. */
+  get queueStatus(): QueueStatusReader {
+    this.#statusReader ??= sqliteStatusReader(this.database);
+    return this.#statusReader;
+  }
+  #statusReader: QueueStatusReader | undefined;
   readonly #owned: boolean;
   readonly #busy: BusyRetryPolicy;
   readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();

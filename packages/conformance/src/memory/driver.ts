@@ -25,6 +25,7 @@ import { memoryControlStore } from "./controls.js";
 import { MemoryLeaseClaimer } from "./lease.js";
 import { MemoryPool } from "./pool.js";
 import { insertRows } from "./publish.js";
+import { memoryStatusReader } from "./queue-status.js";
 import { MemoryRowLockClaimer } from "./row-lock.js";
 import { checkSchema, schemaSql } from "./schema.js";
 import { MemoryDatabase } from "./store.js";
@@ -151,6 +152,7 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
       await trip("", "databaseTime");
       return clock.now();
     },
+    queueStatus: memoryStatusReader(database, (table) => trip(table, "queueStatus")),
     schemaSql: (table) => schemaSql(table),
     async close() {
       if (closed) return;
