@@ -139,6 +139,14 @@ export {
 export { DEFAULT_SHUTDOWN_SIGNALS, type HandleSignalsOption } from "./signals.js";
 export { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";
 export {
+  ADVISORY_SLOT_SEPARATOR,
+  type AdvisoryLockOptions,
+  advisorySlotKey,
+  advisorySlotKeys,
+  freeAdvisorySlots,
+  MAX_ADVISORY_LIMIT,
+} from "./advisory-limit.js";
+export {
   DEFAULT_STARTUP_RETRY_MS,
   STARTUP_RETRY_FIRST_PAUSE_MS,
   STARTUP_RETRY_MAX_PAUSE_MS,
