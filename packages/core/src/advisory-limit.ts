@@ -3,8 +3,11 @@
  * `limit` rows of one rendered key be in work at once, across every process on the database.
  * The key gets `limit` lock slots, each a lock of its own on the rendered key with the slot's
  * number after it ({@link advisorySlotKey}: `accounts-7#1`, `accounts-7#2`, …); a take tries the
- * slots in order, each without waiting, and holds the first it gets. A limit of 1 (the default,
- * and a plain string `advisoryLock`) locks the rendered key itself, as before limits existed.
+ * slots in order, each without waiting, and holds the first it gets. With several rows of a key
+ * in work, the key's lock no longer keeps one row from being taken twice, so a take first locks
+ * the row itself ({@link advisoryRowKey}: `accounts-7#row:42`), without waiting too. A limit of 1
+ * (the default, and a plain string `advisoryLock`) locks the rendered key itself and nothing
+ * else, as before limits existed.
  *
  * @module
  */
@@ -48,6 +51,15 @@ const advisoryLockOptionKeys: readonly string[] = Object.freeze(["key", "limit"]
  */
 export function advisorySlotKey(key: string, slot: number, limit: number): string {
   return limit === 1 ? key : `${key}${ADVISORY_SLOT_SEPARATOR}${slot}`;
+}
+
+/**
+ * The lock key of one row of a key whose limit is above 1: the rendered key, `#row:` and the
+ * row's id as text (`accounts-7#row:42`). A take holds it beside its slot, so that a row in work
+ * is never taken again under another slot of its key.
+ */
+export function advisoryRowKey(key: string, id: string | number | bigint): string {
+  return `${key}${ADVISORY_SLOT_SEPARATOR}row:${String(id)}`;
 }
 
 /** Every slot's lock key of a rendered key, slot 1 first ({@link advisorySlotKey}). */

@@ -141,6 +141,7 @@ export { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";
 export {
   ADVISORY_SLOT_SEPARATOR,
   type AdvisoryLockOptions,
+  advisoryRowKey,
   advisorySlotKey,
   advisorySlotKeys,
   freeAdvisorySlots,

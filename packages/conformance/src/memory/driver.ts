@@ -69,6 +69,7 @@ export const memoryCapabilities: DriverCapabilities = driverCapabilities({
   fifo: ["rowLock", "lease"],
   isolationLevels,
   advisoryScope: "database",
+  advisoryLimit: true,
 });
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
