@@ -112,7 +112,7 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
     conformanceTest(
       harness,
       SUITE,
-      "[advisory] a limit of 3 per key over 4 processes × 8 workers never has more than 3 rows of one key in work, and every row is handled exactly once",
+      "[advisory] a limit of 3 per key over 4 processes × 8 workers (4 brokers in one process where keys live in the process) never has more than 3 rows of one key in work, and every row is handled exactly once",
       async (fx) => {
         const caps = await requireLimits(fx, harness);
         const size = drainSize();
