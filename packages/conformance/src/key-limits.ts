@@ -143,9 +143,17 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
             await broker.subscribe<Job>(
               table,
               async (delivery) => {
-                await recorder.publish(record, { row: String(delivery.id), phase: "start", payload: delivery.payload });
+                await recorder.publish(record, {
+                  row: String(delivery.id),
+                  phase: "start",
+                  payload: delivery.payload,
+                });
                 await pause(size.workMs);
-                await recorder.publish(record, { row: String(delivery.id), phase: "end", payload: delivery.payload });
+                await recorder.publish(record, {
+                  row: String(delivery.id),
+                  phase: "end",
+                  payload: delivery.payload,
+                });
                 return ack();
               },
               subscribe,
@@ -157,7 +165,10 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
         const ids = await publisher.publishMany(
           table,
           accounts.flatMap((account) =>
-            Array.from({ length: size.perAccount }, (_, n) => ({ payload: { account, n }, values: { account } })),
+            Array.from({ length: size.perAccount }, (_, n) => ({
+              payload: { account, n },
+              values: { account },
+            })),
           ),
         );
         // The slots' locks, sampled from the database until the table is empty: never a lock on
@@ -169,9 +180,7 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
           if (keyHeld !== undefined) {
             for (const account of accounts) {
               const key = `${table.name}-${account}`;
-              const held = await Promise.all(
-                [1, 2, 3].map((slot) => keyHeld(advisorySlotKey(key, slot, 3))),
-              );
+              const held = await Promise.all([1, 2, 3].map((slot) => keyHeld(advisorySlotKey(key, slot, 3))));
               sampled.push(held.filter(Boolean).length);
               for (const stray of [key, advisorySlotKey(key, 4, 4)]) {
                 if (await keyHeld(stray)) strays.push(stray);
@@ -214,9 +223,17 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
             const gate = fx.gate();
             gates.set(delivery.payload.n, gate);
             started.push(delivery.payload.n);
-            await recorder.publish(record, { row: String(delivery.id), phase: "start", payload: delivery.payload });
+            await recorder.publish(record, {
+              row: String(delivery.id),
+              phase: "start",
+              payload: delivery.payload,
+            });
             if (!released) await gate.opened;
-            await recorder.publish(record, { row: String(delivery.id), phase: "end", payload: delivery.payload });
+            await recorder.publish(record, {
+              row: String(delivery.id),
+              phase: "end",
+              payload: delivery.payload,
+            });
             return ack();
           },
           { workers: 6, pollInterval: 20 },
@@ -262,9 +279,17 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
           table,
           async (delivery) => {
             calls += 1;
-            await recorder.publish(record, { row: String(delivery.id), phase: "start", payload: delivery.payload });
+            await recorder.publish(record, {
+              row: String(delivery.id),
+              phase: "start",
+              payload: delivery.payload,
+            });
             if (calls === 1) await first.opened;
-            await recorder.publish(record, { row: String(delivery.id), phase: "end", payload: delivery.payload });
+            await recorder.publish(record, {
+              row: String(delivery.id),
+              phase: "end",
+              payload: delivery.payload,
+            });
             return ack();
           },
           { workers: 4, pollInterval: 20 },

@@ -4,6 +4,16 @@
  *
  * @packageDocumentation
  */
+
+export {
+  ADVISORY_SLOT_SEPARATOR,
+  type AdvisoryLockOptions,
+  advisoryRowKey,
+  advisorySlotKey,
+  advisorySlotKeys,
+  freeAdvisorySlots,
+  MAX_ADVISORY_LIMIT,
+} from "./advisory-limit.js";
 export { type BackoffOptions, backoffDelay } from "./backoff.js";
 export {
   Broker,
@@ -138,15 +148,6 @@ export {
 } from "./settlement.js";
 export { DEFAULT_SHUTDOWN_SIGNALS, type HandleSignalsOption } from "./signals.js";
 export { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";
-export {
-  ADVISORY_SLOT_SEPARATOR,
-  type AdvisoryLockOptions,
-  advisoryRowKey,
-  advisorySlotKey,
-  advisorySlotKeys,
-  freeAdvisorySlots,
-  MAX_ADVISORY_LIMIT,
-} from "./advisory-limit.js";
 export {
   DEFAULT_STARTUP_RETRY_MS,
   STARTUP_RETRY_FIRST_PAUSE_MS,

@@ -808,7 +808,8 @@ export function slotLockSql(limit: number): string {
 }
 
 /** Releases a slot's lock and the row's own lock: values slot name, row name; 2 when both were held. */
-export const releaseSlotSql = "SELECT COALESCE(RELEASE_LOCK(?), 0) + COALESCE(RELEASE_LOCK(?), 0) AS `released`";
+export const releaseSlotSql =
+  "SELECT COALESCE(RELEASE_LOCK(?), 0) + COALESCE(RELEASE_LOCK(?), 0) AS `released`";
 
 /**
  * The advisory lock name of a row, in SQL: the lower-cased database name (the table's schema, or

@@ -148,13 +148,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       await this.#takeFrom(candidates, {}, request, taken, false);
       return taken;
     }
-    const first = await this.#takeFrom(
-      candidatesHere,
-      { held: this.#fullKeys() },
-      request,
-      taken,
-      true,
-    );
+    const first = await this.#takeFrom(candidatesHere, { held: this.#fullKeys() }, request, taken, true);
     if (first === "refused") {
       // Another session holds keys at the head of the queue: read the lock table for a while.
       this.#lockTableReads = LOCK_TABLE_READS_AFTER_REFUSAL;

@@ -9,12 +9,12 @@
  */
 import {
   type AdvisoryClaimer,
-  advisoryRowKey,
-  freeAdvisorySlots,
   type AdvisoryToken,
+  advisoryRowKey,
   type Claimed,
   type ClaimedRow,
   type ClaimRequest,
+  freeAdvisorySlots,
   LeaseLostError,
   type Settlement,
 } from "@rowclaim/core";
@@ -70,7 +70,11 @@ export class MemoryAdvisoryClaimer implements AdvisoryClaimer<MemoryAdvisoryToke
     }
     const picked = [...byKey.entries()]
       .flatMap(([advisoryKey, { slots, rows }]) =>
-        rows.map((taken, index) => ({ ...taken, slot: slots[index] ?? "", rowKey: rowKeyOf(advisoryKey, taken.row) })),
+        rows.map((taken, index) => ({
+          ...taken,
+          slot: slots[index] ?? "",
+          rowKey: rowKeyOf(advisoryKey, taken.row),
+        })),
       )
       .sort((a, b) => order(a.row, b.row))
       .slice(0, Math.max(0, request.limit));
