@@ -113,7 +113,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   readonly #held = new Map<string, number>();
   /** The keys this claimer is trying to lock right now, a count each (claims may run side by side). */
   readonly #taking = new Map<string, number>();
-  /** With a limit above 1: the rows this claimer's deliveries hold (their row lock keys). */
+  /** With a limit above 1: the rows this claimer's deliveries hold or its claims are taking (their row lock keys). */
   readonly #heldRows = new Set<string>();
   /** How many rows of one key may be in work at once (`advisoryLock.limit`). */
   readonly #limit: number;
@@ -254,9 +254,14 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     const busy = (this.#held.get(key) ?? 0) + (this.#taking.get(key) ?? 0);
     if (busy >= this.#limit || (rowKey !== undefined && this.#heldRows.has(rowKey))) return null;
     this.#taking.set(key, (this.#taking.get(key) ?? 0) + 1);
+    // The row is held while it is taken, so that a claim running beside this one passes it over.
+    if (rowKey !== undefined) this.#heldRows.add(rowKey);
+    let taken: Claimed<PostgresAdvisoryToken> | null | "refused" | "starved" = null;
     try {
-      return await this.#lockAndTakeKey(candidate, key, rowKey, now, wait);
+      taken = await this.#lockAndTakeKey(candidate, key, rowKey, now, wait);
+      return taken;
     } finally {
+      if (rowKey !== undefined && (taken === null || typeof taken === "string")) this.#heldRows.delete(rowKey);
       const taking = (this.#taking.get(key) ?? 1) - 1;
       if (taking > 0) this.#taking.set(key, taking);
       else this.#taking.delete(key);
@@ -304,7 +309,6 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       }
       const row = decodeClaimedRow(table, raw, table.columns.attempt !== undefined);
       this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
-      if (rowKey !== undefined) this.#heldRows.add(rowKey);
       return { row, token };
     } catch (error) {
       if (!connection.released) {
