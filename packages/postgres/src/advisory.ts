@@ -261,7 +261,8 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       taken = await this.#lockAndTakeKey(candidate, key, rowKey, now, wait);
       return taken;
     } finally {
-      if (rowKey !== undefined && (taken === null || typeof taken === "string")) this.#heldRows.delete(rowKey);
+      if (rowKey !== undefined && (taken === null || typeof taken === "string"))
+        this.#heldRows.delete(rowKey);
       const taking = (this.#taking.get(key) ?? 1) - 1;
       if (taking > 0) this.#taking.set(key, taking);
       else this.#taking.delete(key);
