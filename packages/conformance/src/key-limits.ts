@@ -16,6 +16,7 @@
  */
 import {
   ack,
+  advisoryRowKey,
   advisorySlotKey,
   BrokerError,
   type DriverCapabilities,
@@ -115,6 +116,11 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
       "[advisory] a limit of 3 per key over 4 processes × 8 workers (4 brokers in one process where keys live in the process) never has more than 3 rows of one key in work, and every row is handled exactly once",
       async (fx) => {
         const caps = await requireLimits(fx, harness);
+        if (harness.pools === "user") {
+          return fx.skip(
+            "the multi-process drain runs once, on the driver's own pools; on pools the user owns, the slot test checks what differs (every lock given back)",
+          );
+        }
         const size = drainSize();
         const accounts = Array.from({ length: size.accounts }, (_, n) => `a${n}`);
         // Keys kept in the process (SQLite): 4 brokers in this process, as only one process may
@@ -203,7 +209,7 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
     conformanceTest(
       harness,
       SUITE,
-      "[advisory] with a limit of 3, three rows of one key run at once on slots key#1 to key#3, and a fourth starts only after one of them finished",
+      "[advisory] with a limit of 3, three rows of one key run at once on slots key#1 to key#3, a fourth starts only after one of them finished, and every lock is given back",
       async (fx) => {
         await requireLimits(fx, harness);
         const table = await fx.tableFrom(limitedDescription(fx, 3));
@@ -213,7 +219,7 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
         const gates = new Map<number, Gate>();
         const started: number[] = [];
         let released = false;
-        await broker.publishMany(
+        const ids = await broker.publishMany(
           table,
           [0, 1, 2, 3, 4].map((n) => ({ payload: { account: "a", n }, values: { account: "a" } })),
         );
@@ -251,6 +257,17 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
         released = true;
         for (const gate of gates.values()) gate.open();
         await waitFor("every row to be handled", async () => (await fx.rows(table)).length === 0);
+        if (keyHeld !== undefined) {
+          // Every settled delivery gave back both its locks (on a pool the user owns too).
+          const key = `${table.name}-a`;
+          const locks = [
+            ...[1, 2, 3].map((slot) => advisorySlotKey(key, slot, 3)),
+            ...ids.map((id) => advisoryRowKey(key, String(id))),
+          ];
+          await waitFor("every slot and row lock to be released", async () =>
+            (await Promise.all(locks.map((lock) => keyHeld(lock)))).every((held) => !held),
+          );
+        }
         const { most, open } = await mostInWork(fx, record);
         expect(open).toBe(0);
         expect(most.get("a"), "the most rows of the key in work at once").toBe(3);

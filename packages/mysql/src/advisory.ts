@@ -12,6 +12,11 @@
  * connection. A key belongs to the server, not the table: two tables whose keys match wait for
  * each other. The lock name is built in one place, `lockNameExpression` in `sql.ts`.
  *
+ * With a per-key limit n above 1 (`advisoryLock: { key, limit }`), the candidates carry the full
+ * key and leave out keys whose n slots are all used; a claim tries up to n rows a key, each with
+ * one `SELECT CASE` that takes the row's own lock and then the first free slot, never waiting
+ * (`slotLockSql`); the delivery holds both, released together after the settlement.
+ *
  * @module
  */
 import type {

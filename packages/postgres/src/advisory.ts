@@ -10,6 +10,11 @@
  * (`advisorySettleAndUnlockSql` says why that is safe). The lock lives in the session: the form
  * needs a direct connection or a pooler in session mode.
  *
+ * With a per-key limit n above 1 (`advisoryLock: { key, limit }`), the candidates are the first n
+ * rows of each key, and the take locks the row's own key and then the first free of the key's n
+ * slots, each without waiting, in the same one statement (`advisorySlotTakeSql` in `sql.ts`); the
+ * delivery holds both locks, and its settlement runs before one statement unlocks both.
+ *
  * @module
  */
 import type {

@@ -22,6 +22,10 @@
  * at subscribe with `UnsupportedFormError`, naming the lease form. A settlement that finds its
  * row gone or finished changes nothing and fails with `LeaseLostError`.
  *
+ * With a per-key limit n above 1 (`advisoryLock: { key, limit }`), a claim takes up to n rows of a
+ * key, each under a slot key (`key#1` … `key#n`) free in the process and with its own row key
+ * (`key#row:<id>`) free too; the token holds both, dropped together.
+ *
  * @module
  */
 import {
