@@ -113,6 +113,8 @@ const all: Contender[] = [
   }),
   rowclaimPostgres(url, "rowLock", poolSize, handler, extra),
   rowclaimPostgres(url, "advisory", poolSize, handler, extra),
+  // The advisory form with a per-key limit beside it: the claim cost the slots add.
+  rowclaimPostgres(url, "advisory", poolSize, handler, extra, undefined, 3),
   ...prefetchSizes.flatMap((prefetch) => [
     rowclaimPostgres(url, "lease", poolSize, handler, extra, { prefetch }),
     rowclaimPostgres(url, "rowLock", poolSize, handler, extra, { prefetch }),

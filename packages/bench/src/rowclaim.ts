@@ -23,8 +23,11 @@ import { type Contender, chunks, payloads, waitUntil } from "./contender.js";
 import type { SqliteSync } from "./sqlite-loop.js";
 import { type HandlerKind, handlerOf } from "./work.js";
 
-/** The bench table of a form: id, payload, attempt, run_at, priority, and the form's own columns. */
-export function benchTable(name: string, form: ClaimFormName): TableDefinition {
+/**
+ * The bench table of a form: id, payload, attempt, run_at, priority, and the form's own columns;
+ * an advisory table with `keyLimit` lets that many rows of one account run at once.
+ */
+export function benchTable(name: string, form: ClaimFormName, keyLimit?: number): TableDefinition {
   return defineTable({
     name,
     columns: {
@@ -35,7 +38,13 @@ export function benchTable(name: string, form: ClaimFormName): TableDefinition {
       priority: "priority",
       ...(form === "lease" ? { lockedUntil: "locked_until" } : {}),
     },
-    ...(form === "advisory" ? { extraColumns: ["account"], advisoryLock: `${name}:{account}` } : {}),
+    ...(form === "advisory"
+      ? {
+          extraColumns: ["account"],
+          advisoryLock:
+            keyLimit === undefined ? `${name}:{account}` : { key: `${name}:{account}`, limit: keyLimit },
+        }
+      : {}),
   });
 }
 
@@ -92,7 +101,10 @@ function variantParts(form: ClaimFormName, variant: ThroughputVariant | RateLimi
 /**
  * rowclaim's `form` on the PostgreSQL database at `url`; `extra` subscribe options beside the
  * workers. With `variant`, the contender is the throughput variant (`rowclaim-pg-<form>-prefetch-<N>`,
- * subscribing with `{ workers, prefetch: N }` and its own table), run beside the defaults.
+ * subscribing with `{ workers, prefetch: N }` and its own table), run beside the defaults. With
+ * `keyLimit` (advisory form), the table lets that many rows of one account run at once
+ * (`rowclaim-pg-advisory-limit-<N>`, its own table): over 1,000 accounts the limit never binds,
+ * so the line shows what the slots cost a claim, not time spent waiting for one.
  */
 export function rowclaimPostgres(
   url: string,
@@ -101,10 +113,12 @@ export function rowclaimPostgres(
   handler: HandlerKind,
   extra: SubscribeOptions = {},
   variant?: ThroughputVariant | RateLimitedVariant,
+  keyLimit?: number,
 ): Contender {
   const run = handlerOf(handler);
   const parts = variantParts(form, variant);
-  const table = benchTable(`rowclaim_wsbench_${form.toLowerCase()}${parts.suffix}`, form);
+  const limitSuffix = keyLimit === undefined ? "" : `_limit_${keyLimit}`;
+  const table = benchTable(`rowclaim_wsbench_${form.toLowerCase()}${parts.suffix}${limitSuffix}`, form, keyLimit);
   const options: SubscribeOptions =
     variant === undefined
       ? extra
@@ -122,8 +136,8 @@ export function rowclaimPostgres(
     return broker;
   };
   return {
-    id: parts.id,
-    label: parts.label,
+    id: parts.id + (keyLimit === undefined ? "" : `-limit-${keyLimit}`),
+    label: parts.label + (keyLimit === undefined ? "" : `, ${keyLimit} per key`),
     database: "postgres",
     settings: `${describeSubscribe(options)}, ${handler} handler`,
     async fill(jobs) {

@@ -61,6 +61,7 @@ describe("the workspace benchmark", () => {
       "rowclaim-pg-lease",
       "rowclaim-pg-rowLock",
       "rowclaim-pg-advisory",
+      "rowclaim-pg-advisory-limit-3",
       "rowclaim-pg-lease-prefetch-500",
       "rowclaim-pg-rowLock-prefetch-500",
       "graphile-worker",

@@ -36,6 +36,12 @@ export interface ChildConfig {
   };
   /** `ack` mode: how long each handler works before it acks, in milliseconds. Default 0. */
   readonly workMs?: number;
+  /**
+   * `ack` mode: a table (of the same database) each handler publishes to as it starts and again
+   * as it finishes, `{ row, phase: "start" | "end", payload }`: the database's ids then order
+   * every handler's start and end across processes (the per-key limits sub-suite).
+   */
+  readonly record?: TableDescription;
   /** JSON payloads to publish (`publish`). */
   readonly payloads?: readonly unknown[];
 }

@@ -73,6 +73,7 @@ async function main(): Promise<void> {
     }, fail);
   });
   const hang = new Promise<never>(() => {});
+  const record = config.record === undefined ? undefined : defineTable(config.record);
   await broker.subscribe(
     table,
     async (delivery) => {
@@ -84,9 +85,15 @@ async function main(): Promise<void> {
         leaseExpiry: delivery.leaseExpiry === undefined ? null : delivery.leaseExpiry.toISOString(),
         at: Date.now(),
       });
+      const phase = async (name: "start" | "end"): Promise<void> => {
+        if (record === undefined) return;
+        await broker.publish(record, { row: String(delivery.id), phase: name, payload: delivery.payload });
+      };
+      await phase("start");
       if (config.mode === "hang") await hang;
       if (config.workMs !== undefined && config.workMs > 0)
         await new Promise((resolve) => setTimeout(resolve, config.workMs));
+      await phase("end");
       emit({ event: "finished", id: String(delivery.id), at: Date.now() });
       return ack();
     },

@@ -30,6 +30,7 @@ export type {
 } from "./harness.js";
 export { identifiersSuite } from "./identifiers.js";
 export { interleavingsSuite } from "./interleavings.js";
+export { keyLimitsSuite } from "./key-limits.js";
 export { leaseSuite } from "./lease.js";
 export { lockingSuite } from "./locking.js";
 export { DEFAULT_MEMORY_ROWS, HEAP_GROWTH_BOUND, memorySuite } from "./memory.js";

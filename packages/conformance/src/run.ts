@@ -17,6 +17,7 @@ import { fifoSuite } from "./fifo.js";
 import type { ConformanceHarness } from "./harness.js";
 import { identifiersSuite } from "./identifiers.js";
 import { interleavingsSuite } from "./interleavings.js";
+import { keyLimitsSuite } from "./key-limits.js";
 import { leaseSuite } from "./lease.js";
 import { lockingSuite } from "./locking.js";
 import { memorySuite } from "./memory.js";
@@ -42,6 +43,7 @@ export const conformanceSuites = Object.freeze({
   locking: lockingSuite,
   lease: leaseSuite,
   advisory: advisorySuite,
+  keyLimits: keyLimitsSuite,
   fifo: fifoSuite,
   interleavings: interleavingsSuite,
   batch: batchSuite,

@@ -85,6 +85,13 @@ export function deadLetterDescription(description: TableDescription, name: strin
   return {
     ...rest,
     name,
-    ...(advisoryLock === undefined ? {} : { advisoryLock: advisoryLock.replace(description.name, name) }),
+    ...(advisoryLock === undefined
+      ? {}
+      : {
+          advisoryLock:
+            typeof advisoryLock === "string"
+              ? advisoryLock.replace(description.name, name)
+              : { ...advisoryLock, key: advisoryLock.key.replace(description.name, name) },
+        }),
   };
 }

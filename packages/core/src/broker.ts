@@ -733,6 +733,12 @@ export class Broker<D extends Driver = Driver> {
         { table: table.name },
       );
     }
+    if (table.advisoryLimit > 1 && !capabilities.advisoryLimit) {
+      throw new UnsupportedFormError(
+        `Table "${table.name}" sets advisoryLock.limit to ${table.advisoryLimit}, which the ${name} driver does not keep (it runs rows of one key one at a time only). Remove advisoryLock.limit, or use a driver that keeps per-key limits.`,
+        { table: table.name },
+      );
+    }
     if (table.isolation !== undefined && !capabilities.isolationLevels.includes(table.isolation)) {
       throw new DeclarationError(
         `Table "${table.name}" names isolation "${table.isolation}", which the ${name} driver does not take. ${capabilities.isolationLevels.length === 0 ? "Remove it" : `Use one of ${capabilities.isolationLevels.join(", ")}`}${capabilities.transactionModes.length > 0 ? ` (this driver takes mode: ${capabilities.transactionModes.join(", ")})` : ""}.`,

@@ -27,6 +27,12 @@ export interface DriverCapabilities {
    * kept in the process; two processes on one database do not see each other's keys).
    */
   readonly advisoryScope: "database" | "process";
+  /**
+   * Whether the driver keeps a per-key limit above 1 (`advisoryLock: { key, limit }`): lock
+   * slots per rendered key, each tried without waiting (see `DRIVERS.md`). Default `false`: a
+   * table with a limit above 1 is refused at subscribe with `UnsupportedFormError`.
+   */
+  readonly advisoryLimit: boolean;
   /** Whether a publish in one process can wake subscriptions in another ({@link Driver.listen}). */
   readonly crossProcessWake: boolean;
   /** Whether `publish(…, { client })` can insert inside the caller's own open transaction. */
@@ -174,6 +180,7 @@ export function driverCapabilities(
     isolationLevels: Object.freeze([...(given.isolationLevels ?? [])]),
     transactionModes: Object.freeze([...(given.transactionModes ?? [])]),
     advisoryScope: given.advisoryScope ?? "database",
+    advisoryLimit: given.advisoryLimit ?? false,
     crossProcessWake: given.crossProcessWake ?? false,
     transactionalPublish: given.transactionalPublish ?? false,
     transactionalHandlers: Object.freeze([...(given.transactionalHandlers ?? [])]),

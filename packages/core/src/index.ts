@@ -4,6 +4,16 @@
  *
  * @packageDocumentation
  */
+
+export {
+  ADVISORY_SLOT_SEPARATOR,
+  type AdvisoryLockOptions,
+  advisoryRowKey,
+  advisorySlotKey,
+  advisorySlotKeys,
+  freeAdvisorySlots,
+  MAX_ADVISORY_LIMIT,
+} from "./advisory-limit.js";
 export { type BackoffOptions, backoffDelay } from "./backoff.js";
 export {
   Broker,

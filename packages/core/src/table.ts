@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { type AdvisoryLockOptions, splitAdvisoryLock } from "./advisory-limit.js";
 import { DeclarationError } from "./errors.js";
 import { describeValue, tableDescriptionKeys, unknownKey } from "./options-check.js";
 import type { Headers } from "./rows.js";
@@ -97,9 +98,10 @@ export interface TableDescription<Extra extends string = string> {
   readonly payloadSchema?: StandardSchemaV1;
   /**
    * Selects the advisory lock form: a key template whose `{placeholders}` each name a column,
-   * for example `"accounts-{account}"`. Rows whose keys match run one at a time.
+   * for example `"accounts-{account}"`. Rows whose keys match run one at a time; give
+   * `{ key, limit }` ({@link AdvisoryLockOptions}) to let up to `limit` of them run at once.
    */
-  readonly advisoryLock?: string;
+  readonly advisoryLock?: string | AdvisoryLockOptions;
   /** Keep each group in order: a claim takes only the head of its group, and nothing while a row of it is in work. */
   readonly fifo?: boolean;
   /** The lease, in seconds: whole, at least 1, rounded up. Default 30. Lease form only. */
@@ -172,6 +174,8 @@ export interface TableDefinition<
   readonly payloadType: PayloadType;
   /** The parsed advisory key, for the advisory form. */
   readonly advisoryKey: KeyTemplate | undefined;
+  /** How many rows of one rendered key may be in work at once (`advisoryLock.limit`; 1 otherwise). */
+  readonly advisoryLimit: number;
   /** Whether each group is kept in order. */
   readonly fifo: boolean;
   /** The lease in whole seconds (lease form; 30 unless set). */
@@ -401,8 +405,11 @@ export function defineTable(description: TableDescription): TableDefinition {
   const form: ClaimFormName = hasLease ? "lease" : hasAdvisory ? "advisory" : "rowLock";
 
   let advisoryKey: KeyTemplate | undefined;
+  let advisoryLimit = 1;
   if (hasAdvisory) {
-    advisoryKey = parseKeyTemplate(description.advisoryLock, owner, fail);
+    const split = splitAdvisoryLock(description.advisoryLock, fail);
+    advisoryKey = parseKeyTemplate(split.template, owner, fail);
+    advisoryLimit = split.limit;
   }
 
   const fifo = description.fifo ?? false;
@@ -481,6 +488,7 @@ export function defineTable(description: TableDescription): TableDefinition {
     allColumns: Object.freeze(allColumns),
     payloadType,
     advisoryKey,
+    advisoryLimit,
     fifo,
     leaseSeconds,
     isolation: description.isolation,

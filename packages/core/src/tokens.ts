@@ -32,7 +32,11 @@ export interface RowLockToken {
  */
 export interface AdvisoryToken {
   readonly form: "advisory";
-  /** The rendered key, as the database rendered it from the row. */
+  /**
+   * The key whose lock the delivery holds: the rendered key, as the database rendered it from
+   * the row, or, where the table's `advisoryLock.limit` is above 1, the lock key of the slot it
+   * holds (`advisorySlotKey`). A driver may hold it in its own form (a hash, a lock name).
+   */
   readonly key: string;
 }
 

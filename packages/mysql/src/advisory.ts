@@ -12,6 +12,11 @@
  * connection. A key belongs to the server, not the table: two tables whose keys match wait for
  * each other. The lock name is built in one place, `lockNameExpression` in `sql.ts`.
  *
+ * With a per-key limit n above 1 (`advisoryLock: { key, limit }`), the candidates carry the full
+ * key and leave out keys whose n slots are all used; a claim tries up to n rows a key, each with
+ * one `SELECT CASE` that takes the row's own lock and then the first free slot, never waiting
+ * (`slotLockSql`); the delivery holds both, released together after the settlement.
+ *
  * @module
  */
 import type {
@@ -24,21 +29,30 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core";
-import { isAckSettlement, LeaseLostError } from "@rowclaim/core";
+import { advisoryRowKey, advisorySlotKey, isAckSettlement, LeaseLostError } from "@rowclaim/core";
 import { toClaimedRow } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import { type ConnectionLike, letGo, matchedRows, run, selectRows } from "./client.js";
 import { classifyError, normalizeError } from "./normalize-error.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
-import { type Bound, lockSql, type SettlementStatements } from "./sql.js";
+import {
+  type Bound,
+  lockNameOf,
+  lockSql,
+  releaseSlotSql,
+  type SettlementStatements,
+  slotLockSql,
+} from "./sql.js";
 import { advisoryTransaction, bodyRunning } from "./transactional.js";
 
 /** The advisory token: the connection holding the lock and the lock name (which `key` also holds). */
 export interface MysqlAdvisoryToken extends AdvisoryToken {
   readonly connection: ConnectionLike;
-  /** The `GET_LOCK` name: database, `.`, key; or its SHA-256 past 64 characters. */
+  /** The `GET_LOCK` name: database, `.`, key (a limit above 1: the slot's key); or its SHA-256 past 64 characters. */
   readonly lockName: string;
+  /** With a limit above 1: the `GET_LOCK` name of the row's own lock, held beside the slot. */
+  readonly rowLockName?: string;
 }
 
 /** How many more candidates than `limit` a claim reads, so that names taken meanwhile can be passed over. */
@@ -140,12 +154,15 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
       throw normalizeError(error, { table: table.name, operation: "advisory claim" });
     }
     this.#sparesReadAt = Date.now();
-    const seen = new Set<string>();
+    // One candidate per name; with a limit n above 1, the first n of each full key (one per slot).
+    const seen = new Map<string, number>();
     const distinct: { id: RowId; lockName: string }[] = [];
+    const perName = table.advisoryLimit;
     for (const [id, name] of rows) {
       const lockName = String(name);
-      if (seen.has(lockName)) continue;
-      seen.add(lockName);
+      const count = seen.get(lockName) ?? 0;
+      if (count >= perName) continue;
+      seen.set(lockName, count + 1);
       distinct.push({ id: id as RowId, lockName });
     }
     return distinct;
@@ -162,25 +179,54 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
     if (spares.length > 0) this.#spares = spares;
   }
 
-  /** Locks `lockName` on a connection of its own and takes row `id` while it is still claimable; `null` to pass over. */
-  async #take(id: RowId, lockName: string, now: Date): Promise<Claimed<MysqlAdvisoryToken> | null> {
+  /**
+   * Locks `lockName` on a connection of its own (a limit above 1: the row's lock and a free slot
+   * of the full key `lockName`, see {@link slotLockSql}) and takes row `id` while it is still
+   * claimable; `null` to pass over.
+   */
+  async #take(id: RowId, candidateName: string, now: Date): Promise<Claimed<MysqlAdvisoryToken> | null> {
     const { pool, table, statements } = this.#context;
     const connection = await pool.getConnection();
     let locked = false;
+    let lockName = candidateName;
+    let rowLockName: string | undefined;
     try {
-      const got = await selectRows(connection, lockSql.get, [lockName]);
-      if (Number(got[0]?.[0]) !== 1) {
-        letGo(connection, false);
-        return null;
+      if (table.advisoryLimit === 1) {
+        const got = await selectRows(connection, lockSql.get, [lockName]);
+        if (Number(got[0]?.[0]) !== 1) {
+          letGo(connection, false);
+          return null;
+        }
+      } else {
+        const limit = table.advisoryLimit;
+        const rowName = lockNameOf(advisoryRowKey(candidateName, String(id)));
+        const slotNames = Array.from({ length: limit }, (_, index) =>
+          lockNameOf(advisorySlotKey(candidateName, index + 1, limit)),
+        );
+        // A failure part way may leave a lock held: the catch below then closes the session.
+        locked = true;
+        const got = await selectRows(connection, slotLockSql(limit), [rowName, ...slotNames]);
+        const slot = Number(got[0]?.[0]);
+        if (slot === -1) {
+          await unlock(connection, rowName);
+          return null;
+        }
+        if (!(slot >= 1 && slot <= limit)) {
+          letGo(connection, false);
+          return null;
+        }
+        lockName = slotNames[slot - 1] ?? "";
+        rowLockName = rowName;
       }
       locked = true;
+      const held = { lockName, ...(rowLockName === undefined ? {} : { rowLockName }) };
       const take = statements.advisoryTake(id, now);
       if (take !== null) {
         const matched = await withDeadlockRetry(async () =>
           matchedRows(await run(connection, take.sql, take.values)),
         );
         if (matched === 0) {
-          await unlock(connection, lockName);
+          await unlockHeld(connection, held);
           return null;
         }
       }
@@ -188,11 +234,11 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
       const rows = await selectRows(connection, read.sql, read.values);
       const values = rows[0];
       if (values === undefined) {
-        await unlock(connection, lockName);
+        await unlockHeld(connection, held);
         return null;
       }
       const row = toClaimedRow(table, values, take === null ? 0 : 1);
-      return { row, token: Object.freeze({ form: "advisory", key: lockName, lockName, connection }) };
+      return { row, token: Object.freeze({ form: "advisory", key: lockName, ...held, connection }) };
     } catch (error) {
       // Closing the session drops its lock with it.
       letGo(connection, locked || classifyError(error).connectionLost);
@@ -222,7 +268,7 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
         operation: `advisory ${settlement.kind}`,
       });
     }
-    await unlock(token.connection, token.lockName);
+    await unlockHeld(token.connection, token);
     if (matched === 0) {
       throw new LeaseLostError(
         `Table "${this.#context.table.name}" (advisory lock form): the ${settlement.kind} settlement of row ${String(row.id)} found the row gone or finished while its lock "${token.lockName}" was held (deleted or settled by hand?); it changed nothing.`,
@@ -237,7 +283,10 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
    * a locking `UPDATE`). Elsewhere the settlement and `RELEASE_LOCK` are two statements.
    */
   #unlockingStatement(settlement: Settlement, id: RowId, lockName: string): Bound | null {
-    if (this.#context.table.columns.attempt === undefined || settlement.kind !== "delete") return null;
+    const { table } = this.#context;
+    // A limit above 1 holds two locks: the settlement runs on its own, then both are released.
+    if (table.advisoryLimit > 1) return null;
+    if (table.columns.attempt === undefined || settlement.kind !== "delete") return null;
     return this.#settlements.deleteAndUnlock(id, lockName);
   }
 
@@ -288,7 +337,7 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
       letGo(token.connection, true);
       return Promise.resolve();
     }
-    return unlock(token.connection, token.lockName);
+    return unlockHeld(token.connection, token);
   }
 
   /** Transactional handlers: the body and its settlement in one transaction on the lock's session (`src/transactional.ts`). */
@@ -297,7 +346,7 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
     this.#spares = [];
     const { table } = this.#context;
     return advisoryTransaction(token.connection, this.#settlements, table, row.id, token.key, work, () =>
-      unlock(token.connection, token.lockName),
+      unlockHeld(token.connection, token),
     );
   }
 
@@ -310,6 +359,26 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
  * `RELEASE_LOCK(name)`, then returns the connection to its pool; a release that does not return
  * 1 (or fails) closes the connection instead, which drops any lock it still holds.
  */
+/**
+ * Releases what a delivery holds: its lock name, or (a limit above 1) its slot's and its row's
+ * (`RELEASE_LOCK` of each, one statement), then returns the connection; a release not confirmed
+ * for both closes the connection instead.
+ */
+async function unlockHeld(
+  connection: ConnectionLike,
+  held: { readonly lockName: string; readonly rowLockName?: string | undefined },
+): Promise<void> {
+  if (held.rowLockName === undefined) return unlock(connection, held.lockName);
+  let released = false;
+  try {
+    const rows = await selectRows(connection, releaseSlotSql, [held.lockName, held.rowLockName]);
+    released = Number(rows[0]?.[0]) === 2;
+  } catch {
+    released = false;
+  }
+  letGo(connection, !released);
+}
+
 async function unlock(connection: ConnectionLike, lockName: string): Promise<void> {
   let released = false;
   try {

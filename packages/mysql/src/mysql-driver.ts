@@ -116,6 +116,7 @@ export const mysqlCapabilities: DriverCapabilities = driverCapabilities({
   fifo: ["rowLock", "lease"],
   isolationLevels,
   advisoryScope: "database",
+  advisoryLimit: true,
   crossProcessWake: false,
   transactionalPublish: true,
   transactionalHandlers: ["rowLock", "lease", "advisory"],

@@ -14,8 +14,10 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import {
   type AckSettlement,
+  ADVISORY_SLOT_SEPARATOR,
   DeclarationError,
   type IsolationLevel,
   type PublishRow,
@@ -449,6 +451,7 @@ export class TableStatements {
    * names another session holds. Columns: id, lock name. See {@link lockNameExpression}.
    */
   advisoryCandidates(now: Date, limit: number): Bound {
+    if (this.#table.advisoryLimit > 1) return this.#slotCandidates(now, limit);
     if (this.#lockName === undefined) this.#lockName = lockNameExpression(this.#table, this.#q);
     const name = this.#lockName;
     const candidatesSql = this.#memo(
@@ -459,6 +462,34 @@ export class TableStatements {
     return {
       sql: candidatesSql,
       values: [...name.values, ...this.#claimableValues(now), ...name.values, limit],
+    };
+  }
+
+  /**
+   * Advisory candidates for a table whose `advisoryLock.limit` n is above 1: claimable rows in
+   * claim order with their full lock key (database, `.`, rendered key; never hashed), leaving out
+   * keys whose n slots another session all holds (each slot's name as {@link lockNameOf} makes
+   * it, computed in SQL). Columns: id, full key.
+   */
+  #slotCandidates(now: Date, limit: number): Bound {
+    const full = lockKeyExpression(this.#table, this.#q);
+    const slots = Array.from({ length: this.#table.advisoryLimit }, (_, index) => {
+      const text = `CONCAT(${full.sql}, '${ADVISORY_SLOT_SEPARATOR}${index + 1}')`;
+      return `IS_USED_LOCK(IF(CHAR_LENGTH(${text}) > 64, SHA2(${text}, 256), ${text})) IS NULL`;
+    });
+    const candidatesSql = this.#memo(
+      "slotCandidatesSql",
+      () =>
+        `SELECT ${this.#id}, ${full.sql} AS \`lock_key\` FROM ${this.target} WHERE ${this.#claimable} AND (${slots.join(" OR ")}) ${this.#orderBy} LIMIT ?`,
+    );
+    const slotValues = Array.from({ length: this.#table.advisoryLimit }, () => [
+      ...full.values,
+      ...full.values,
+      ...full.values,
+    ]).flat();
+    return {
+      sql: candidatesSql,
+      values: [...full.values, ...this.#claimableValues(now), ...slotValues, limit],
     };
   }
 
@@ -735,6 +766,52 @@ export class SettlementStatements {
 }
 
 /**
+ * A row's full lock key in SQL, before any hashing: the lower-cased database name (the table's
+ * schema, or the connection's database), `.`, then the key rendered from the template (literals
+ * as parameters, columns cast to text, NULL as empty text).
+ */
+function lockKeyExpression(table: TableDefinition, q: (column: string) => string): Bound {
+  const parts = table.advisoryKey?.parts ?? [];
+  const keyValues: unknown[] = [];
+  const keySql = parts.map((part) => {
+    if ("literal" in part) {
+      keyValues.push(part.literal);
+      return "?";
+    }
+    return `COALESCE(CAST(${q(part.column)} AS CHAR), '')`;
+  });
+  return {
+    sql: `CONCAT(LOWER(CONVERT(COALESCE(?, DATABASE()) USING utf8mb4)), '.', ${keySql.length === 0 ? "''" : keySql.join(", ")})`,
+    values: [table.schema ?? null, ...keyValues],
+  };
+}
+
+/**
+ * The `GET_LOCK` name of a lock key (a full key, or a slot's or row's key made from it): the key
+ * itself, or its SHA-256 in hex where it passes 64 characters, as {@link lockNameExpression}
+ * names keys in SQL.
+ */
+export function lockNameOf(text: string): string {
+  return [...text].length > 64 ? createHash("sha256").update(text, "utf8").digest("hex") : text;
+}
+
+/**
+ * Slot locks for a table whose limit n is above 1, one statement, values: the row's lock name,
+ * then the n slots' names. Tries the row's lock without waiting and, only when it got it, each
+ * slot in order without waiting (`CASE` stops at the first that holds). Answers `slot`: 1 to n
+ * (both held), 0 (the row's lock is held elsewhere: nothing held), -1 (no slot free: the row's
+ * lock is held and must be released).
+ */
+export function slotLockSql(limit: number): string {
+  const slots = Array.from({ length: limit }, (_, index) => `WHEN GET_LOCK(?, 0) = 1 THEN ${index + 1}`);
+  return `SELECT CASE WHEN GET_LOCK(?, 0) = 1 THEN CASE ${slots.join(" ")} ELSE -1 END ELSE 0 END AS \`slot\``;
+}
+
+/** Releases a slot's lock and the row's own lock: values slot name, row name; 2 when both were held. */
+export const releaseSlotSql =
+  "SELECT COALESCE(RELEASE_LOCK(?), 0) + COALESCE(RELEASE_LOCK(?), 0) AS `released`";
+
+/**
  * The advisory lock name of a row, in SQL: the lower-cased database name (the table's schema, or
  * the connection's database), `.`, then the key rendered from the template (literals as
  * parameters, columns cast to text, NULL as empty text); where that passes 64 characters (the
@@ -745,20 +822,10 @@ export function lockNameExpression(
   table: TableDefinition,
   q: (column: string) => string = (column) => quoteIdentifier(column, table.name),
 ): Bound {
-  const parts = table.advisoryKey?.parts ?? [];
-  const keyValues: unknown[] = [];
-  const keySql = parts.map((part) => {
-    if ("literal" in part) {
-      keyValues.push(part.literal);
-      return "?";
-    }
-    return `COALESCE(CAST(${q(part.column)} AS CHAR), '')`;
-  });
-  const full = `CONCAT(LOWER(CONVERT(COALESCE(?, DATABASE()) USING utf8mb4)), '.', ${keySql.length === 0 ? "''" : keySql.join(", ")})`;
-  const fullValues = [table.schema ?? null, ...keyValues];
+  const full = lockKeyExpression(table, q);
   return {
-    sql: `IF(CHAR_LENGTH(${full}) > 64, SHA2(${full}, 256), ${full})`,
-    values: [...fullValues, ...fullValues, ...fullValues],
+    sql: `IF(CHAR_LENGTH(${full.sql}) > 64, SHA2(${full.sql}, 256), ${full.sql})`,
+    values: [...full.values, ...full.values, ...full.values],
   };
 }
 

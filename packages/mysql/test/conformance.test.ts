@@ -2,7 +2,13 @@
 // would: the whole suite on pools the driver makes and ends, then the sub-suites where pool
 // ownership matters (advisory keys, shutdown, locking) on pools the harness owns, as a user
 // passing `{ pool }` does, so that a connection or a key a driver leaves behind is seen.
-import { advisorySuite, lockingSuite, runConformance, shutdownSuite } from "@rowclaim/conformance";
+import {
+  advisorySuite,
+  keyLimitsSuite,
+  lockingSuite,
+  runConformance,
+  shutdownSuite,
+} from "@rowclaim/conformance";
 import { loadStepOptOuts } from "@rowclaim/tooling/test-env";
 import { afterAll, describe } from "vitest";
 import { mysqlHarness } from "./conformance-harness.js";
@@ -22,6 +28,7 @@ describe("rowclaim conformance on pools the user owns: mysql (MariaDB)", () => {
     pools: "user",
   });
   advisorySuite(harness);
+  keyLimitsSuite(harness);
   shutdownSuite(harness);
   lockingSuite(harness);
   afterAll(async () => {

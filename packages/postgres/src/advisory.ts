@@ -10,6 +10,11 @@
  * (`advisorySettleAndUnlockSql` says why that is safe). The lock lives in the session: the form
  * needs a direct connection or a pooler in session mode.
  *
+ * With a per-key limit n above 1 (`advisoryLock: { key, limit }`), the candidates are the first n
+ * rows of each key, and the take locks the row's own key and then the first free of the key's n
+ * slots, each without waiting, in the same one statement (`advisorySlotTakeSql` in `sql.ts`); the
+ * delivery holds both locks, and its settlement runs before one statement unlocks both.
+ *
  * @module
  */
 import type {
@@ -23,7 +28,7 @@ import type {
   TableDefinition,
   TransactionWork,
 } from "@rowclaim/core";
-import { LeaseLostError } from "@rowclaim/core";
+import { advisoryRowKey, advisorySlotKey, LeaseLostError } from "@rowclaim/core";
 import { decodeClaimedRow } from "./claimed-row.js";
 import { execute, HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
@@ -32,10 +37,12 @@ import type { Settlements } from "./settle.js";
 import {
   ADVISORY_CHANGED_ALIAS,
   ADVISORY_LOCKED_ALIAS,
+  ADVISORY_SLOT_ALIAS,
   ADVISORY_UNLOCKED_ALIAS,
   type AdvisorySettleAndUnlockStatements,
   advisoryCandidateCount,
   advisoryKeyValues,
+  advisorySlotUnlock,
   advisoryUnlock,
   advisoryWindow,
   type ClaimStatement,
@@ -74,9 +81,16 @@ async function acquireWithin(pool: PoolLike, ms: number): Promise<HeldConnection
   return winner;
 }
 
-/** An advisory delivery's token: the key and the connection (session) that holds its lock. */
+/**
+ * An advisory delivery's token: the lock key (the rendered key; with a limit above 1, the slot's
+ * key), and the connection (session) that holds its lock.
+ */
 export interface PostgresAdvisoryToken extends AdvisoryToken {
   readonly connection: HeldConnection;
+  /** The rendered key (what `key` is unless the table's limit is above 1). */
+  readonly rendered: string;
+  /** With a limit above 1: the row's own lock key (`advisoryRowKey`), held beside the slot. */
+  readonly rowKey?: string;
 }
 
 /** What an advisory claimer is built from (statements built once, at open). */
@@ -102,14 +116,25 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   readonly #keyValues: Record<string, string>;
   /** The keys this claimer's deliveries hold (a count each), passed over by its first candidates read. */
   readonly #held = new Map<string, number>();
-  /** The keys this claimer is trying to lock right now (claims may run side by side). */
-  readonly #taking = new Set<string>();
+  /** The keys this claimer is trying to lock right now, a count each (claims may run side by side). */
+  readonly #taking = new Map<string, number>();
+  /** With a limit above 1: the rows this claimer's deliveries hold or its claims are taking (their row lock keys). */
+  readonly #heldRows = new Set<string>();
+  /** How many rows of one key may be in work at once (`advisoryLock.limit`). */
+  readonly #limit: number;
   /** How many more claims read their candidates with the lock table (`pg_locks`) straight away. */
   #lockTableReads = 0;
 
   constructor(options: AdvisoryClaimerOptions) {
     this.#options = options;
     this.#keyValues = advisoryKeyValues(options.table);
+    this.#limit = options.table.advisoryLimit;
+  }
+
+  /** The keys this claimer's deliveries fill (every slot held here): its candidates pass over them. */
+  #fullKeys(): string[] {
+    const keys = [...this.#held.keys()];
+    return this.#limit === 1 ? keys : keys.filter((key) => (this.#held.get(key) ?? 0) >= this.#limit);
   }
 
   /**
@@ -128,13 +153,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       await this.#takeFrom(candidates, {}, request, taken, false);
       return taken;
     }
-    const first = await this.#takeFrom(
-      candidatesHere,
-      { held: [...this.#held.keys()] },
-      request,
-      taken,
-      true,
-    );
+    const first = await this.#takeFrom(candidatesHere, { held: this.#fullKeys() }, request, taken, true);
     if (first === "refused") {
       // Another session holds keys at the head of the queue: read the lock table for a while.
       this.#lockTableReads = LOCK_TABLE_READS_AFTER_REFUSAL;
@@ -233,20 +252,32 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     wait: boolean,
   ): Promise<Claimed<PostgresAdvisoryToken> | null | "refused" | "starved"> {
     const key = String(candidate.rc_key ?? "");
-    // A key this claimer holds, or is taking in a claim running beside this one: not worth a
-    // round trip, and no sign of another session.
-    if (this.#held.has(key) || this.#taking.has(key)) return null;
-    this.#taking.add(key);
+    // A key whose slots this claimer holds or is taking in a claim running beside this one (a
+    // limit of 1: the key), or a row it holds: not worth a round trip, and no sign of another
+    // session.
+    const rowKey = this.#limit === 1 ? undefined : advisoryRowKey(key, String(candidate.rc_id));
+    const busy = (this.#held.get(key) ?? 0) + (this.#taking.get(key) ?? 0);
+    if (busy >= this.#limit || (rowKey !== undefined && this.#heldRows.has(rowKey))) return null;
+    this.#taking.set(key, (this.#taking.get(key) ?? 0) + 1);
+    // The row is held while it is taken, so that a claim running beside this one passes it over.
+    if (rowKey !== undefined) this.#heldRows.add(rowKey);
+    let taken: Claimed<PostgresAdvisoryToken> | null | "refused" | "starved" = null;
     try {
-      return await this.#lockAndTakeKey(candidate, key, now, wait);
+      taken = await this.#lockAndTakeKey(candidate, key, rowKey, now, wait);
+      return taken;
     } finally {
-      this.#taking.delete(key);
+      if (rowKey !== undefined && (taken === null || typeof taken === "string"))
+        this.#heldRows.delete(rowKey);
+      const taking = (this.#taking.get(key) ?? 1) - 1;
+      if (taking > 0) this.#taking.set(key, taking);
+      else this.#taking.delete(key);
     }
   }
 
   async #lockAndTakeKey(
     candidate: Record<string, unknown>,
     key: string,
+    rowKey: string | undefined,
     now: Date,
     wait: boolean,
   ): Promise<Claimed<PostgresAdvisoryToken> | null | "refused" | "starved"> {
@@ -255,20 +286,36 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     if (connection === undefined) return "starved";
     let locked = false;
     try {
-      const result = await connection.run(take, { ...this.#keyValues, id: candidate.rc_id, key, now, group });
+      const result = await connection.run(take, {
+        ...this.#keyValues,
+        id: candidate.rc_id,
+        key,
+        ...(rowKey === undefined ? {} : { rowKey }),
+        now,
+        group,
+      });
       const raw = result.rows[0];
       locked = raw?.[ADVISORY_LOCKED_ALIAS] === true;
       if (!locked) {
         connection.release();
         return "refused";
       }
+      const lockKey =
+        rowKey === undefined ? key : advisorySlotKey(key, Number(raw?.[ADVISORY_SLOT_ALIAS]), this.#limit);
+      const token: PostgresAdvisoryToken = {
+        form: "advisory",
+        key: lockKey,
+        rendered: key,
+        connection,
+        ...(rowKey === undefined ? {} : { rowKey }),
+      };
       if (raw === undefined || raw[table.columns.id] === null || raw[table.columns.id] === undefined) {
-        await this.#unlockAndRelease(connection, key);
+        await this.#unlockAndRelease(token);
         return null;
       }
       const row = decodeClaimedRow(table, raw, table.columns.attempt !== undefined);
       this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
-      return { row, token: { form: "advisory", key, connection } };
+      return { row, token };
     } catch (error) {
       if (!connection.released) {
         // A statement that failed may or may not have taken the lock: end the session to be sure.
@@ -290,7 +337,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     try {
       await this.#settleAndUnlock(token, row, settlement);
     } finally {
-      this.#forget(token.key);
+      this.#forget(token);
     }
   }
 
@@ -299,7 +346,8 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     row: ClaimedRow,
     settlement: Settlement,
   ): Promise<void> {
-    const combined = this.#combined(settlement);
+    // A limit above 1 holds two locks: the settlement runs on its own, then both unlock.
+    const combined = token.rowKey === undefined ? this.#combined(settlement) : undefined;
     const { connection } = token;
     if (
       combined !== undefined &&
@@ -325,7 +373,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
         changed = Number(raw?.[ADVISORY_CHANGED_ALIAS] ?? 0);
       } catch (error) {
         // Whether the unlock ran is not known: unlock again (an unconfirmed unlock ends the session).
-        await this.#unlockAndRelease(connection, token.key);
+        await this.#unlockAndRelease(token);
         throw normalizeError(error, {
           table: this.#options.table.name,
           form: "advisory lock",
@@ -348,7 +396,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       });
     }
     try {
-      await this.#unlockAndRelease(token.connection, token.key);
+      await this.#unlockAndRelease(token);
     } catch (error) {
       failure ??= error;
     }
@@ -357,9 +405,9 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
 
   async release(token: PostgresAdvisoryToken): Promise<void> {
     try {
-      await this.#unlockAndRelease(token.connection, token.key);
+      await this.#unlockAndRelease(token);
     } finally {
-      this.#forget(token.key);
+      this.#forget(token);
     }
   }
 
@@ -368,15 +416,17 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     const { settlements, table } = this.#options;
     try {
       await advisoryTransaction(token.connection, settlements, table, row.id, token.key, work, () =>
-        this.#unlockAndRelease(token.connection, token.key),
+        this.#unlockAndRelease(token),
       );
     } finally {
-      this.#forget(token.key);
+      this.#forget(token);
     }
   }
 
-  /** A delivery of `key` ended (its key unlocked, or its session ended). */
-  #forget(key: string): void {
+  /** A delivery ended (its key unlocked, or its session ended). */
+  #forget(token: PostgresAdvisoryToken): void {
+    const key = token.rendered;
+    if (token.rowKey !== undefined) this.#heldRows.delete(token.rowKey);
     const count = (this.#held.get(key) ?? 0) - 1;
     if (count > 0) this.#held.set(key, count);
     else this.#held.delete(key);
@@ -419,7 +469,8 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
    * Unlocks the key and returns the connection. An unlock the server does not confirm (or a
    * broken connection) destroys the connection instead, which ends the session and its locks.
    */
-  async #unlockAndRelease(connection: HeldConnection, key: string): Promise<void> {
+  async #unlockAndRelease(token: PostgresAdvisoryToken): Promise<void> {
+    const { connection, key, rowKey } = token;
     if (connection.released) return;
     // A transactional body still running on it: end the session (and the lock with it), so the
     // body's next statement fails instead of running outside the transaction.
@@ -430,7 +481,10 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       return;
     }
     try {
-      const result = await connection.run(advisoryUnlock, { key });
+      const result =
+        rowKey === undefined
+          ? await connection.run(advisoryUnlock, { key })
+          : await connection.run(advisorySlotUnlock, { key, rowKey });
       if (result.rows[0]?.unlocked !== true) {
         connection.markBroken(
           new Error(

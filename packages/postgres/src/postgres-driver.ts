@@ -423,6 +423,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       fifo: ["rowLock", "lease"],
       isolationLevels: ["read uncommitted", "read committed", "repeatable read", "serializable"],
       advisoryScope: "database",
+      advisoryLimit: true,
       crossProcessWake: notify,
       transactionalPublish: true,
       transactionalHandlers: ["rowLock", "lease", "advisory"],

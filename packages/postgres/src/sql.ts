@@ -13,7 +13,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { IsolationLevel, TableDefinition } from "@rowclaim/core";
+import { ADVISORY_SLOT_SEPARATOR, type IsolationLevel, type TableDefinition } from "@rowclaim/core";
 
 /** Quotes an identifier for PostgreSQL: wraps it in double quotes, doubling any inside. */
 export function quoteIdent(name: string): string {
@@ -447,17 +447,24 @@ export function advisoryCandidatesSql(
         outerOrder.push("rc_o2 ASC NULLS FIRST");
       }
       outerOrder.push("rc_id ASC");
+      const limit = table.advisoryLimit;
       const inner =
         `SELECT ${[`${col("rc_src", id)} AS rc_id`, `${key} COLLATE "C" AS rc_key`, ...orderCols].join(", ")} FROM ${tableRef(table)} AS rc_src ` +
         `WHERE ${claimable(table, group, "rc_src", p, now)} AND ${
-          exclusion === "anySession"
-            ? `hashtextextended(${key}, 0) NOT IN (${heldAdvisoryHashes})`
-            : `NOT (${key} = ANY(${p.ref("held")}::text[]))`
+          exclusion === "listed"
+            ? `NOT (${key} = ANY(${p.ref("held")}::text[]))`
+            : limit === 1
+              ? `hashtextextended(${key}, 0) NOT IN (${heldAdvisoryHashes})`
+              : `EXISTS (SELECT 1 FROM generate_series(1, ${limit}) AS rc_s(n) WHERE hashtextextended(${key} || '${ADVISORY_SLOT_SEPARATOR}' || rc_s.n, 0) NOT IN (${heldAdvisoryHashes}))`
         } ` +
         `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limitSlot("window", advisoryWindow)}`;
-      // One row per key: the keys are sorted bytewise ("C"), which groups them as any
-      // deterministic collation does, without the cost of comparing them by locale.
-      const distinct = `SELECT DISTINCT ON (rc_key) * FROM (${inner}) AS rc_w ORDER BY rc_key, ${outerOrder.join(", ")}`;
+      // One row per key (a limit n above 1: the first n rows of each key, one per slot): the
+      // keys are sorted bytewise ("C"), which groups them as any deterministic collation does,
+      // without the cost of comparing them by locale.
+      const distinct =
+        limit === 1
+          ? `SELECT DISTINCT ON (rc_key) * FROM (${inner}) AS rc_w ORDER BY rc_key, ${outerOrder.join(", ")}`
+          : `SELECT * FROM (SELECT rc_w.*, row_number() OVER (PARTITION BY rc_key ORDER BY ${outerOrder.join(", ")}) AS rc_rank FROM (${inner}) AS rc_w) AS rc_r WHERE rc_rank <= ${limit}`;
       return `SELECT rc_id, rc_key FROM (${distinct}) AS rc_c ORDER BY ${outerOrder.join(", ")} LIMIT ${limitSlot("limit", advisoryCandidateCount)}`;
     },
   );
@@ -487,6 +494,7 @@ export const ADVISORY_LOCKED_ALIAS = "rowclaim$locked";
  * version, so a settlement committed by the key's previous holder before it unlocked is seen.
  */
 export function advisoryTakeSql(table: TableDefinition, group: string | null, types: ColumnTypes): Statement {
+  if (table.advisoryLimit > 1) return advisorySlotTakeSql(table, group, types);
   return statement("advisory lock and take", (p) => {
     const { id, attempt } = table.columns;
     const lock = `SELECT pg_try_advisory_lock(hashtextextended(${p.ref("key")}::text, 0)) AS rc_locked`;
@@ -502,6 +510,52 @@ export function advisoryTakeSql(table: TableDefinition, group: string | null, ty
     );
   });
 }
+
+/** The column under which {@link advisorySlotTakeSql} reports the slot it got (1 to the limit; 0 or -1: none). */
+export const ADVISORY_SLOT_ALIAS = "rowclaim$slot";
+
+/**
+ * Advisory lock and take for a table whose `advisoryLock.limit` n is above 1, one statement:
+ * tries the row's own lock (`$rowKey`, `advisoryRowKey`) without waiting, and only when it got it
+ * tries the key's slots `$key#1` … `$key#n` in order, each without waiting (`CASE` evaluates its
+ * branches in order and stops at the first that holds), keeping the first it gets; with no slot
+ * free it gives the row's lock back in the same statement. Then it takes the row as
+ * {@link advisoryTakeSql} does. Answers {@link ADVISORY_LOCKED_ALIAS} (both locks held),
+ * {@link ADVISORY_SLOT_ALIAS} and the row's columns (NULL when not taken; the caller then unlocks
+ * both).
+ */
+function advisorySlotTakeSql(table: TableDefinition, group: string | null, types: ColumnTypes): Statement {
+  return statement("advisory slot lock and take", (p) => {
+    const { id, attempt } = table.columns;
+    const tryLock = (key: string): string => `pg_try_advisory_lock(hashtextextended(${key}, 0))`;
+    const slots = Array.from(
+      { length: table.advisoryLimit },
+      (_, index) =>
+        `WHEN ${tryLock(`${p.ref("key")}::text || '${ADVISORY_SLOT_SEPARATOR}${index + 1}'`)} THEN ${index + 1}`,
+    ).join(" ");
+    const rowKey = `${p.ref("rowKey")}::text`;
+    const lock = `SELECT CASE WHEN ${tryLock(rowKey)} THEN CASE ${slots} ELSE -1 END ELSE 0 END AS rc_slot`;
+    const undo = `SELECT pg_advisory_unlock(hashtextextended(${rowKey}, 0)) AS rc_u FROM rc_lock WHERE rc_lock.rc_slot = -1`;
+    const where = `(SELECT rc_slot FROM rc_lock) > 0 AND ${col("rc_src", id)} = ${p.ref("id")} AND ${renderedKey(table, "rc_src", p)} = ${p.ref("key")}::text AND ${claimable(table, group, "rc_src", p)}`;
+    const take =
+      attempt === undefined
+        ? `SELECT ${selectList(table, types, "rc_src")} FROM ${tableRef(table)} AS rc_src WHERE ${where} FOR UPDATE`
+        : `UPDATE ${tableRef(table)} AS rc_src SET ${quoteIdent(attempt)} = ${col("rc_src", attempt)} + 1 ` +
+          `WHERE ${where} RETURNING ${selectList(table, types, "rc_src")}`;
+    return (
+      `WITH rc_lock AS MATERIALIZED (${lock}), rc_undo AS MATERIALIZED (${undo}), rc_take AS (${take}) ` +
+      `SELECT rc_lock.rc_slot > 0 AS ${quoteIdent(ADVISORY_LOCKED_ALIAS)}, rc_lock.rc_slot AS ${quoteIdent(ADVISORY_SLOT_ALIAS)}, ` +
+      `(SELECT count(*) FROM rc_undo) AS rc_undone, rc_take.* FROM rc_lock LEFT JOIN rc_take ON true`
+    );
+  });
+}
+
+/** Releases a slot's lock and the row's own lock (a limit above 1), both confirmed or `false`. */
+export const advisorySlotUnlock = statement(
+  "advisory slot unlock",
+  (p) =>
+    `SELECT pg_advisory_unlock(hashtextextended(${p.ref("key")}::text, 0)) AND pg_advisory_unlock(hashtextextended(${p.ref("rowKey")}::text, 0)) AS unlocked`,
+);
 
 // ---------------------------------------------------------------------------------------------
 // Settlements

@@ -22,15 +22,22 @@
  * at subscribe with `UnsupportedFormError`, naming the lease form. A settlement that finds its
  * row gone or finished changes nothing and fails with `LeaseLostError`.
  *
+ * With a per-key limit n above 1 (`advisoryLock: { key, limit }`), a claim takes up to n rows of a
+ * key, each under a slot key (`key#1` … `key#n`) free in the process and with its own row key
+ * (`key#row:<id>`) free too; the token holds both, dropped together.
+ *
  * @module
  */
 import {
   type Acks,
+  ADVISORY_SLOT_SEPARATOR,
   type AdvisoryClaimer,
+  advisoryRowKey,
   type Claimed,
   type ClaimedRow,
   type ClaimedWithAcks,
   type ClaimRequest,
+  freeAdvisorySlots,
   type HeldKeyRow,
   LeaseLostError,
   type Settlement,
@@ -65,10 +72,28 @@ const CANDIDATES_PER_ROW = 2;
  */
 const CANDIDATE_WINDOW = 64;
 
-/** A row a claim took, and its key (not held yet). */
+/** A row a claim took, and its key (not held yet): with a limit above 1, its slot's key and its own. */
 interface TakenRow {
   readonly row: Record<string, unknown>;
   readonly key: string;
+  readonly rowKey?: string;
+}
+
+/**
+ * The rendered keys whose every slot (`key#1` … `key#n`) is in `keys`: what a claim of a table
+ * with a limit n above 1 passes over before it cuts its window.
+ */
+function fullKeys(keys: ReadonlySet<string>, limit: number): string[] {
+  const counts = new Map<string, number>();
+  for (const held of keys) {
+    const at = held.lastIndexOf(ADVISORY_SLOT_SEPARATOR);
+    if (at === -1) continue;
+    const slot = held.slice(at + 1);
+    if (!/^[1-9][0-9]*$/.test(slot) || Number(slot) > limit) continue;
+    const key = held.slice(0, at);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].filter(([, count]) => count >= limit).map(([key]) => key);
 }
 
 /** No key freed by the claim itself. */
@@ -172,7 +197,9 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     const limit = Math.max(1, Math.floor(request.limit));
     const now = toEpochMs(request.now);
     const keys = heldKeys(db);
-    const freed = new Set(acks.map(({ token }) => token.key));
+    const freed = new Set(
+      acks.flatMap(({ token }) => (token.rowKey === undefined ? [token.key] : [token.key, token.rowKey])),
+    );
     const held = acks.map(({ row }) => ({ id: row.id, token: undefined }));
     try {
       return await retryBusy(db, busy, () => {
@@ -200,9 +227,9 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
    * subscription, or of another broker on the same file), keeps the row from being taken twice.
    */
   #hold(keys: Set<string>, taken: readonly TakenRow[]): Claimed<HeldKey>[] {
-    return taken.map(({ row, key }) => ({
+    return taken.map(({ row, key, rowKey }) => ({
       row: toClaimedRow(this.#table, row, this.#takeCounts),
-      token: new HeldKey(keys, key),
+      token: new HeldKey(keys, key, rowKey),
     }));
   }
 
@@ -221,6 +248,24 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     const busyKeys = freed.size === 0 ? keys : new Set([...keys].filter((key) => !freed.has(key)));
     const taking = new Set<string>();
     const taken: TakenRow[] = [];
+    const perKey = this.#table.advisoryLimit;
+    if (perKey > 1) {
+      // A limit above 1: each row under a free slot of its key, and its own key free too.
+      const busy = (key: string): boolean => busyKeys.has(key) || taking.has(key);
+      for (const candidate of this.#candidateRows(busyKeys, group, now, limit)) {
+        if (taken.length >= limit) break;
+        const key = String(candidate.rkey ?? "");
+        const rowKey = advisoryRowKey(key, String(candidate.rid));
+        const slot = freeAdvisorySlots(key, perKey, busy)[0];
+        if (slot === undefined || busy(rowKey)) continue;
+        const row = this.#take.get({ id: candidate.rid, group, now }) as Record<string, unknown> | undefined;
+        if (row === undefined) continue;
+        taking.add(slot);
+        taking.add(rowKey);
+        taken.push({ row, key: slot, rowKey });
+      }
+      return taken;
+    }
     for (const candidate of this.#candidateRows(busyKeys, group, now, limit)) {
       if (taken.length >= limit) break;
       const key = String(candidate.rkey ?? "");
@@ -245,15 +290,19 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     limit: number,
   ): { rid: unknown; rkey: string }[] {
     const wanted = limit * CANDIDATES_PER_ROW;
-    const values = { ...this.#literals, group, now, held: JSON.stringify([...keys]) };
+    const perKey = this.#table.advisoryLimit;
+    const held = perKey === 1 ? [...keys] : fullKeys(keys, perKey);
+    const values = { ...this.#literals, group, now, held: JSON.stringify(held) };
+    // The first row of each key (a limit n above 1: its first n rows, one per slot).
     const firstPerKey = (window: number): { rows: number; picked: { rid: unknown; rkey: string }[] } => {
       const rows = this.#candidatesFor(window).all(values) as { rid: unknown; rkey: unknown }[];
-      const seen = new Set<string>();
+      const seen = new Map<string, number>();
       const picked: { rid: unknown; rkey: string }[] = [];
       for (const row of rows) {
         const key = String(row.rkey ?? "");
-        if (seen.has(key)) continue;
-        seen.add(key);
+        const count = seen.get(key) ?? 0;
+        if (count >= perKey) continue;
+        seen.set(key, count + 1);
         picked.push({ rid: row.rid, rkey: key });
         if (picked.length >= wanted) break;
       }

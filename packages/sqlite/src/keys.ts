@@ -65,18 +65,24 @@ export function heldKeys(db: SqliteDatabase): Set<string> {
   return keys;
 }
 
-/** An advisory key held by one delivery: its token. Dropping it twice drops it once. */
+/**
+ * An advisory key held by one delivery: its token. Dropping it twice drops it once. With a
+ * per-key limit above 1, `key` is the slot's key and `rowKey` the row's own key, held beside it.
+ */
 export class HeldKey implements AdvisoryToken {
   readonly form = "advisory";
   readonly key: string;
+  readonly rowKey: string | undefined;
   readonly #keys: Set<string>;
   #held = true;
 
-  /** Holds `key` in `keys`; the caller checked that no one holds it. */
-  constructor(keys: Set<string>, key: string) {
+  /** Holds `key` (and `rowKey`, if given) in `keys`; the caller checked that no one holds them. */
+  constructor(keys: Set<string>, key: string, rowKey?: string) {
     this.#keys = keys;
     this.key = key;
+    this.rowKey = rowKey;
     keys.add(key);
+    if (rowKey !== undefined) keys.add(rowKey);
   }
 
   /** Whether the key is still held by this token. */
@@ -89,5 +95,6 @@ export class HeldKey implements AdvisoryToken {
     if (!this.#held) return;
     this.#held = false;
     this.#keys.delete(this.key);
+    if (this.rowKey !== undefined) this.#keys.delete(this.rowKey);
   }
 }

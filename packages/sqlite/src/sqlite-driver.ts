@@ -135,6 +135,7 @@ export const sqliteCapabilities: DriverCapabilities = driverCapabilities({
   isolationLevels: [],
   transactionModes: ["deferred", "immediate", "exclusive"],
   advisoryScope: "process",
+  advisoryLimit: true,
   crossProcessWake: false,
   transactionalPublish: true,
   transactionalHandlers: ["lease", "advisory"],

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import {
   advisorySuite,
   type ConformanceHarness,
+  keyLimitsSuite,
   lockingSuite,
   runConformance,
   shutdownSuite,
@@ -95,6 +96,7 @@ runConformance(sqliteHarness("sqlite", "rc_", "driver"));
 describe("rowclaim conformance on databases the user owns: sqlite", () => {
   const harness = sqliteHarness("sqlite (user database)", "rcu_", "user");
   advisorySuite(harness);
+  keyLimitsSuite(harness);
   shutdownSuite(harness);
   lockingSuite(harness);
 });

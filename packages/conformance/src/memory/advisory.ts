@@ -1,6 +1,7 @@
 /**
  * The advisory lock form on the memory database: a claim picks due rows, one per key, passing
- * over keys any session holds; each taken row gets a connection of its own that holds the key's
+ * over keys any session holds (with a per-key limit above 1, up to one row per free slot of each
+ * key: the slots' lock keys are `key#1` … `key#n`); each taken row gets a connection of its own that holds the key's
  * lock (database-wide, as on a server) and the take counts the attempt. A settlement applies only
  * while the row is unfinished, then unlocks the key and returns the connection.
  *
@@ -9,9 +10,11 @@
 import {
   type AdvisoryClaimer,
   type AdvisoryToken,
+  advisoryRowKey,
   type Claimed,
   type ClaimedRow,
   type ClaimRequest,
+  freeAdvisorySlots,
   LeaseLostError,
   type Settlement,
 } from "@rowclaim/core";
@@ -22,9 +25,11 @@ import type { MemoryConnection } from "./pool.js";
 import { planSettlement } from "./settle.js";
 import { type MemoryRow, rowKey } from "./store.js";
 
-/** The memory advisory form's token: the key, and the connection (session) that holds its lock. */
+/** The memory advisory form's token: the lock key (the slot's, with a limit above 1), and the connection (session) that holds its lock. */
 export interface MemoryAdvisoryToken extends AdvisoryToken {
   readonly connection: MemoryConnection;
+  /** With a limit above 1: the row's own lock key (`advisoryRowKey`), held beside the slot. */
+  readonly rowKey?: string;
 }
 
 /** The advisory lock claimer of one subscription. */
@@ -41,28 +46,49 @@ export class MemoryAdvisoryClaimer implements AdvisoryClaimer<MemoryAdvisoryToke
     const { database, table, group, pool } = this.#context;
     const data = storedTable(this.#context, "advisory claim");
     const order = claimOrder(table);
-    // The first row in claim order of every key nobody holds.
-    const firstOfKey = new Map<string, { key: string; row: MemoryRow }>();
+    const limit = table.advisoryLimit;
+    // For every key with a slot nobody holds, its first rows in claim order, one per free slot
+    // (a limit of 1: the key itself is the one slot). Above 1, a row whose own lock is held (in
+    // work under another slot) is passed over.
+    const rowKeyOf = (advisoryKey: string, row: MemoryRow): string | undefined =>
+      limit === 1 ? undefined : advisoryRowKey(advisoryKey, String(row[table.columns.id]));
+    const byKey = new Map<string, { slots: string[]; rows: { key: string; row: MemoryRow }[] }>();
     for (const [key, row] of data.rows) {
       if (!claimable(table, row, group, request.now) || data.locks.has(key)) continue;
       const advisoryKey = renderKey(table, row);
-      if (database.keyHeld(advisoryKey)) continue;
-      const known = firstOfKey.get(advisoryKey);
-      if (known === undefined || order(row, known.row) < 0) firstOfKey.set(advisoryKey, { key, row });
+      let entry = byKey.get(advisoryKey);
+      if (entry === undefined) {
+        entry = { slots: freeAdvisorySlots(advisoryKey, limit, (slot) => database.keyHeld(slot)), rows: [] };
+        byKey.set(advisoryKey, entry);
+      }
+      if (entry.slots.length === 0) continue;
+      const rowKey = rowKeyOf(advisoryKey, row);
+      if (rowKey !== undefined && database.keyHeld(rowKey)) continue;
+      entry.rows.push({ key, row });
+      entry.rows.sort((a, b) => order(a.row, b.row));
+      entry.rows.length = Math.min(entry.rows.length, entry.slots.length);
     }
-    const picked = [...firstOfKey.entries()]
-      .sort(([, a], [, b]) => order(a.row, b.row))
+    const picked = [...byKey.entries()]
+      .flatMap(([advisoryKey, { slots, rows }]) =>
+        rows.map((taken, index) => ({
+          ...taken,
+          slot: slots[index] ?? "",
+          rowKey: rowKeyOf(advisoryKey, taken.row),
+        })),
+      )
+      .sort((a, b) => order(a.row, b.row))
       .slice(0, Math.max(0, request.limit));
     const { attempt } = table.columns;
-    return picked.map(([advisoryKey, { key, row }]) => {
+    return picked.map(({ key, row, slot, rowKey }) => {
       const connection = pool.acquire();
-      database.tryKey(advisoryKey, connection);
+      database.tryKey(slot, connection);
+      if (rowKey !== undefined) database.tryKey(rowKey, connection);
       const taken: Record<string, unknown> = { ...row };
       if (attempt !== undefined) taken[attempt] = Number(row[attempt]) + 1;
       data.rows.set(key, taken);
       return {
         row: claimedRow(table, taken, true),
-        token: { form: "advisory", key: advisoryKey, connection },
+        token: { form: "advisory", key: slot, connection, ...(rowKey === undefined ? {} : { rowKey }) },
       };
     });
   }
@@ -94,6 +120,7 @@ export class MemoryAdvisoryClaimer implements AdvisoryClaimer<MemoryAdvisoryToke
   /** Unlocks the token's key and returns its connection. */
   #let(token: MemoryAdvisoryToken): void {
     this.#context.database.unlockKey(token.key, token.connection);
+    if (token.rowKey !== undefined) this.#context.database.unlockKey(token.rowKey, token.connection);
     token.connection.release();
   }
 

@@ -72,6 +72,7 @@ export const memoryCapabilities: DriverCapabilities = driverCapabilities({
   isolationLevels,
   advisoryScope: "database",
   controls: true,
+  advisoryLimit: true,
 });
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
