@@ -8,6 +8,7 @@
 import type { Claimer } from "./forms.js";
 import type { Logger } from "./logger.js";
 import type { PublishRow, RowId } from "./rows.js";
+import type { ScheduleLedger } from "./schedule-ledger.js";
 import type { ClaimFormName, IsolationLevel, TableDefinition, TransactionMode } from "./table.js";
 
 /** What a driver offers. The broker refuses a table the capabilities do not cover, before it touches the database. */
@@ -36,6 +37,11 @@ export interface DriverCapabilities {
    * whose form is not listed is refused at subscribe with `UnsupportedFormError`.
    */
   readonly transactionalHandlers: readonly ClaimFormName[];
+  /**
+   * Whether the driver keeps a schedule ledger ({@link Driver.scheduleLedger}), which
+   * `broker.schedule` needs. Default false: `broker.schedule` is refused with `UnsupportedFormError`.
+   */
+  readonly schedules: boolean;
 }
 
 /** What the broker tells a driver when it opens a subscription's claimer. */
@@ -129,6 +135,11 @@ export interface Driver {
    * runs on the host's own clock (SQLite) leaves it out.
    */
   databaseTime?(): Promise<Date>;
+  /**
+   * The schedule ledger (`src/schedule-ledger.ts`): present where `capabilities.schedules` is
+   * true, absent otherwise.
+   */
+  readonly scheduleLedger?: ScheduleLedger;
   /** The recommended `CREATE TABLE` and claim-order index for `table`, as SQL text. */
   schemaSql(table: TableDefinition): string;
   /** Releases everything the driver holds: a pool it created is ended; a pool the user gave is left open. */
@@ -142,7 +153,8 @@ export type DriverDefinition = Omit<Driver, "capabilities"> & {
 
 /**
  * Fills the optional capabilities with their defaults: no FIFO, no isolation levels or modes,
- * database-scoped keys, no cross-process wake, no transactional publish, no transactional handlers.
+ * database-scoped keys, no cross-process wake, no transactional publish, no transactional handlers,
+ * no schedule ledger.
  * Class-based drivers call
  * this for their `capabilities`; object drivers use {@link defineDriver}.
  */
@@ -158,6 +170,7 @@ export function driverCapabilities(
     crossProcessWake: given.crossProcessWake ?? false,
     transactionalPublish: given.transactionalPublish ?? false,
     transactionalHandlers: Object.freeze([...(given.transactionalHandlers ?? [])]),
+    schedules: given.schedules ?? false,
   });
 }
 
