@@ -4,6 +4,7 @@
  * @module
  */
 import {
+  type ScheduleLedger,
   type Claimer,
   ClosedError,
   checkPoolSize,
@@ -24,6 +25,7 @@ import {
   type TableDefinition,
 } from "@rowclaim/core";
 import type { PoolConnection } from "mysql2/promise";
+import { mysqlScheduleLedger } from "./schedule-ledger.js";
 import { MysqlAdvisoryClaimer } from "./advisory.js";
 import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolConnectionLimit } from "./bounded-pool.js";
 import type { ClaimerContext } from "./claimer-context.js";
@@ -116,6 +118,7 @@ export const mysqlCapabilities: DriverCapabilities = driverCapabilities({
   crossProcessWake: false,
   transactionalPublish: true,
   transactionalHandlers: ["rowLock", "lease", "advisory"],
+  schedules: true,
 });
 
 /** The MySQL/MariaDB driver, as {@link createMysqlDriver} returns it. */
@@ -125,6 +128,8 @@ export class MysqlDriver implements Driver {
   readonly capabilities = mysqlCapabilities;
   /** The pool the driver runs on. */
   readonly pool: PoolLike;
+  /** The schedule ledger (`src/schedule-ledger.ts`). */
+  readonly scheduleLedger: ScheduleLedger;
   /**
    * Type only: transactional handler bodies (`delivery.transaction(async (client) => …)`) receive
    * the mysql2/promise `PoolConnection` of the transaction.
@@ -173,6 +178,7 @@ export class MysqlDriver implements Driver {
     this.#bounded = new BoundedPool(this.pool, acquireTimeoutMs);
     this.#assumeServerVersion = options.assumeServerVersion;
     this.#probes = new MysqlProbes(this.#bounded, options.skipProbes);
+    this.scheduleLedger = mysqlScheduleLedger(this.#bounded, () => this.serverInfo());
   }
 
   /** What the driver's startup probes found so far (`src/probe.ts`). */

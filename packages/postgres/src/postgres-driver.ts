@@ -34,6 +34,7 @@ import type { PoolLike } from "./pool-like.js";
 import { PostgresProbes } from "./probe.js";
 import { Publisher } from "./publish.js";
 import { PostgresRowLockClaimer } from "./row-lock.js";
+import { postgresScheduleLedger } from "./schedule-ledger.js";
 import { assertNamesUsable, checkColumns, checkStatements } from "./schema-check.js";
 import { Settlements } from "./settle.js";
 import {
@@ -400,7 +401,9 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       crossProcessWake: notify,
       transactionalPublish: true,
       transactionalHandlers: ["rowLock", "lease", "advisory"],
+      schedules: true,
     }),
+    scheduleLedger: postgresScheduleLedger(statementPool, publisher),
     pool,
     channelFor,
     detected: () => probes.detected(),

@@ -20,6 +20,7 @@ import {
   type PublishRow,
   type RowId,
   refuseUnknownOptions,
+  type ScheduleLedger,
   type TableDefinition,
   UnsupportedFormError,
 } from "@rowclaim/core";
@@ -30,6 +31,7 @@ import type { SqliteDatabase } from "./database.js";
 import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { TablePublisher } from "./publish.js";
+import { sqliteScheduleLedger } from "./schedule-ledger.js";
 import { schemaSql } from "./schema.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
 
@@ -135,6 +137,7 @@ export const sqliteCapabilities: DriverCapabilities = driverCapabilities({
   crossProcessWake: false,
   transactionalPublish: true,
   transactionalHandlers: ["lease", "advisory"],
+  schedules: true,
 });
 
 /** The SQLite driver; made by {@link createSqliteDriver}. */
@@ -150,6 +153,8 @@ export class SqliteDriver implements Driver {
    * be synchronous.
    */
   declare readonly "~transactionClient"?: Database.Database;
+  /** The schedule ledger (`src/schedule-ledger.ts`), on {@link SqliteDriver.database}. */
+  readonly scheduleLedger: ScheduleLedger;
   readonly #owned: boolean;
   readonly #busy: BusyRetryPolicy;
   readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();
@@ -197,6 +202,7 @@ export class SqliteDriver implements Driver {
         "createSqliteDriver() needs { filename: string } or { database: Database }.",
       );
     }
+    this.scheduleLedger = sqliteScheduleLedger(this.database, this.#busy);
   }
 
   /**
