@@ -25,6 +25,7 @@ import { MemoryLeaseClaimer } from "./lease.js";
 import { MemoryPool } from "./pool.js";
 import { insertRows } from "./publish.js";
 import { MemoryRowLockClaimer } from "./row-lock.js";
+import { memoryScheduleLedger } from "./schedule-ledger.js";
 import { checkSchema, schemaSql } from "./schema.js";
 import { MemoryDatabase } from "./store.js";
 
@@ -69,6 +70,7 @@ export const memoryCapabilities: DriverCapabilities = driverCapabilities({
   fifo: ["rowLock", "lease"],
   isolationLevels,
   advisoryScope: "database",
+  schedules: true,
 });
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -106,6 +108,10 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
     name,
     dialect: "memory",
     capabilities: memoryCapabilities,
+    scheduleLedger: memoryScheduleLedger(database, async (table, method) => {
+      guard("run a schedule", table);
+      await trip(table.name, method);
+    }),
     database,
     pool,
     clock,
