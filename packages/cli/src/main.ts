@@ -9,6 +9,7 @@ import { type Command, type CommandIO, EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "
 import { benchCommand } from "./commands/bench.js";
 import { checkCommand } from "./commands/check.js";
 import { demoCommand } from "./commands/demo.js";
+import { schedulesCommand } from "./commands/schedules.js";
 import { schemaCommand } from "./commands/schema.js";
 import { statusCommand } from "./commands/status.js";
 
@@ -18,6 +19,7 @@ export const commands: readonly Command[] = Object.freeze([
   schemaCommand,
   checkCommand,
   statusCommand,
+  schedulesCommand,
   benchCommand,
 ]);
 
