@@ -4,6 +4,7 @@ import { createBroker, silentLogger } from "@rowclaim/core";
 import { createSqliteDriver } from "@rowclaim/sqlite";
 import { describe, expect, it } from "vitest";
 import { standardTable } from "../src/tables.js";
+import { scheduleExample } from "./examples/schedules.js";
 import { runMain, tempDir } from "./support.js";
 
 /** A SQLite file with a lease table `jobs`, the ledger (made by `schema --schedules --apply`) and two ticks of "nightly". */
@@ -66,5 +67,31 @@ describe("rowclaim schedules", () => {
     const listed = await runMain(["schedules", "--url", file, "--table", "jobs"]);
     expect(listed.code).toBe(1);
     expect(listed.stderr).toContain("rowclaim_schedule_ticks");
+  });
+});
+
+describe("the core README's schedule example", () => {
+  it("publishes the nightly report at 03:00 Berlin time (01:00 UTC in summer), runAt the tick", async () => {
+    const dir = tempDir();
+    const file = join(dir, "example.db");
+    const made = await runMain(["schema", "--apply", "--schedules", "--url", file, "--table", "reports"]);
+    expect(made.code, made.stderr).toBe(0);
+    let now = Date.parse("2031-07-01T00:30:00Z");
+    const driver = createSqliteDriver({ filename: file });
+    const broker = createBroker({ driver, logger: silentLogger, clock: () => new Date(now) });
+    try {
+      const nightly = await scheduleExample(broker, "reports");
+      expect(nightly.nextTick()?.toISOString()).toBe("2031-07-01T01:00:00.000Z");
+      now = Date.parse("2031-07-01T01:00:05Z");
+      const rows = (): Record<string, unknown>[] =>
+        driver.database.prepare('SELECT payload, run_at FROM "reports"').all() as Record<string, unknown>[];
+      for (;;) {
+        if (rows().length === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(rows()).toEqual([{ payload: '{"day":"2031-07-01"}', run_at: Date.parse("2031-07-01T01:00:00Z") }]);
+    } finally {
+      await broker.close();
+    }
   });
 });
