@@ -48,9 +48,12 @@ export async function loadScheduleDeclarations(file: string): Promise<readonly D
   const source = typeof loaded.default === "object" && loaded.default !== null ? loaded.default : loaded;
   const given = (source as { schedules?: unknown }).schedules;
   if (given === undefined) return [];
-  if (!Array.isArray(given)) throw new ConfigError(`${file}: schedules must be an array of { table, name, cron, timezone }.`);
+  if (!Array.isArray(given))
+    throw new ConfigError(`${file}: schedules must be an array of { table, name, cron, timezone }.`);
   return given.map((entry: unknown, index: number) => {
-    const { table, name, cron, timezone } = (entry ?? {}) as Partial<Record<keyof ScheduleDeclaration, unknown>>;
+    const { table, name, cron, timezone } = (entry ?? {}) as Partial<
+      Record<keyof ScheduleDeclaration, unknown>
+    >;
     if (typeof table !== "string" || typeof name !== "string" || typeof cron !== "string")
       throw new ConfigError(`${file}: schedules[${index}] needs { table, name, cron } as strings.`);
     if (timezone !== undefined && typeof timezone !== "string")

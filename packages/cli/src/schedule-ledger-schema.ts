@@ -23,7 +23,9 @@ export async function writeLedgerSchema(
   const statements = await schemaDriver(dialect, (driver) =>
     driver.scheduleLedger === undefined
       ? undefined
-      : schemas.map((schema) => (driver.scheduleLedger as NonNullable<typeof driver.scheduleLedger>).schemaSql(schema)),
+      : schemas.map((schema) =>
+          (driver.scheduleLedger as NonNullable<typeof driver.scheduleLedger>).schemaSql(schema),
+        ),
   );
   if (statements === undefined) {
     io.stderr.write(`rowclaim schema: the ${dialect} driver keeps no schedule ledger.\n`);

@@ -55,8 +55,12 @@ describe("rowclaim schedules", () => {
     );
     const listed = await runMain(["schedules", "--config", config, "--next", "2"]);
     expect(listed.code, listed.stderr).toBe(0);
-    expect(listed.stdout).toMatch(/jobs\s+hourly\s+never\s+0\s+0 \* \* \* \* \(Europe\/Berlin\)\s+\S+:00:00\.000Z, \S+:00:00\.000Z/);
-    expect(listed.stdout).toMatch(/jobs\s+nightly\s+2031-01-02T03:00:00\.000Z\s+2\s+\(not declared in the config\)/);
+    expect(listed.stdout).toMatch(
+      /jobs\s+hourly\s+never\s+0\s+0 \* \* \* \* \(Europe\/Berlin\)\s+\S+:00:00\.000Z, \S+:00:00\.000Z/,
+    );
+    expect(listed.stdout).toMatch(
+      /jobs\s+nightly\s+2031-01-02T03:00:00\.000Z\s+2\s+\(not declared in the config\)/,
+    );
   });
 
   it("a database without the ledger fails naming it", async () => {
@@ -89,7 +93,9 @@ describe("the core README's schedule example", () => {
         if (rows().length === 1) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      expect(rows()).toEqual([{ payload: '{"day":"2031-07-01"}', run_at: Date.parse("2031-07-01T01:00:00Z") }]);
+      expect(rows()).toEqual([
+        { payload: '{"day":"2031-07-01"}', run_at: Date.parse("2031-07-01T01:00:00Z") },
+      ]);
     } finally {
       await broker.close();
     }

@@ -48,9 +48,9 @@ export {
   withLoggedCauses,
 } from "./registry.js";
 export { robustnessSuite } from "./robustness.js";
+export { conformanceSuites, runConformance } from "./run.js";
 export type { FastClock, ScheduleChildConfig } from "./schedule-support.js";
 export { schedulesSuite } from "./schedules.js";
-export { conformanceSuites, runConformance } from "./run.js";
 export { settlementsSuite } from "./settlements.js";
 export { shutdownSuite } from "./shutdown.js";
 export { startupSuite } from "./startup.js";

@@ -40,7 +40,8 @@ export async function publishedTicks(harness: ConformanceHarness, table: TableDe
     if (payload instanceof Uint8Array) payload = Buffer.from(payload).toString("utf8");
     if (typeof payload === "string") payload = JSON.parse(payload);
     const tick = (payload as { tick?: unknown } | null)?.tick;
-    if (typeof tick !== "string") throw new Error(`A row of ${table.name} carries no tick: ${JSON.stringify(row)}.`);
+    if (typeof tick !== "string")
+      throw new Error(`A row of ${table.name} carries no tick: ${JSON.stringify(row)}.`);
     return Date.parse(tick);
   });
 }

@@ -93,9 +93,15 @@ export function schedulesSuite(harness: ConformanceHarness): void {
         const brokers: Broker[] = [];
         for (let n = 0; n < 3; n += 1) {
           const broker = fx.brokerOn(await harness.createDriver(), { clock: () => readFastClock(clock) });
-          await broker.schedule(table, "every-second", "* * * * * *", (tick: Date) => ({ tick: tick.toISOString() }), {
-            backfill: 600_000,
-          });
+          await broker.schedule(
+            table,
+            "every-second",
+            "* * * * * *",
+            (tick: Date) => ({ tick: tick.toISOString() }),
+            {
+              backfill: 600_000,
+            },
+          );
           brokers.push(broker);
         }
         await waitForTicks(fx, table, TICKS);
@@ -177,13 +183,22 @@ export function schedulesSuite(harness: ConformanceHarness): void {
         const refused: [string, () => Promise<unknown>][] = [
           ["an invalid cron", () => broker.schedule(table, "a", "61 * * * *", { n: 1 })],
           ["a six-word sentence", () => broker.schedule(table, "b", "at noon on every other day", { n: 1 })],
-          ["an unknown time zone", () => broker.schedule(table, "c", "* * * * *", { n: 1 }, { timezone: "Mars/Olympus" })],
+          [
+            "an unknown time zone",
+            () => broker.schedule(table, "c", "* * * * *", { n: 1 }, { timezone: "Mars/Olympus" }),
+          ],
           ["a negative backfill", () => broker.schedule(table, "d", "* * * * *", { n: 1 }, { backfill: -1 })],
           [
             "an unknown option",
-            () => broker.schedule(table, "e", "* * * * *", { n: 1 }, { backfil: 1 } as unknown as { backfill: number }),
+            () =>
+              broker.schedule(table, "e", "* * * * *", { n: 1 }, { backfil: 1 } as unknown as {
+                backfill: number;
+              }),
           ],
-          ["a group on a table without a group column", () => broker.schedule(table, "f", "* * * * *", { n: 1 }, { group: "g" })],
+          [
+            "a group on a table without a group column",
+            () => broker.schedule(table, "f", "* * * * *", { n: 1 }, { group: "g" }),
+          ],
           ["a second schedule named yearly", () => broker.schedule(table, "yearly", "* * * * * *", { n: 1 })],
         ];
         for (const [what, attempt] of refused) {

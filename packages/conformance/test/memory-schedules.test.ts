@@ -77,7 +77,9 @@ describe("broker.schedule refuses what cannot work, before it writes", () => {
     });
     const broker = createBroker({ driver });
     closers.push(() => broker.close());
-    const error = await refusal(() => broker.schedule(strict, "s", "* * * * * *", "text" as unknown as number));
+    const error = await refusal(() =>
+      broker.schedule(strict, "s", "* * * * * *", "text" as unknown as number),
+    );
     expect(BrokerError.is(error, "DECLARATION")).toBe(true);
     expect(rowsOf(database)).toEqual([]);
   });
@@ -89,11 +91,17 @@ describe("the schedule loop on a clock the test moves", () => {
     let now = Date.parse("2026-03-27T12:00:00Z");
     const broker = createBroker({ driver, clock: () => new Date(now) });
     closers.push(() => broker.close());
-    const schedule = await broker.schedule(table, "morning", "0 9 * * *", (tick: Date) => tick.toISOString(), {
-      timezone: "Europe/Berlin",
-      // The clock jumps two days at once: ticks that late are published only within the backfill window.
-      backfill: 3 * 24 * 3_600_000,
-    });
+    const schedule = await broker.schedule(
+      table,
+      "morning",
+      "0 9 * * *",
+      (tick: Date) => tick.toISOString(),
+      {
+        timezone: "Europe/Berlin",
+        // The clock jumps two days at once: ticks that late are published only within the backfill window.
+        backfill: 3 * 24 * 3_600_000,
+      },
+    );
     expect(schedule.nextTick()?.toISOString()).toBe("2026-03-28T08:00:00.000Z");
     now = Date.parse("2026-03-29T12:00:00Z");
     await waitFor("two mornings", () => rowsOf(database).length === 2);

@@ -126,16 +126,6 @@ export {
 } from "./outcomes.js";
 export { decodeHeaders, decodePayload, encodeHeaders, encodePayload } from "./payload.js";
 export type { ClaimedRow, Headers, PublishRow, RowId } from "./rows.js";
-export {
-  type AckSettlement,
-  type DeleteSettlement,
-  isAckSettlement,
-  type MarkProcessedSettlement,
-  type MoveToGroupSettlement,
-  type MoveToTableSettlement,
-  type ReleaseSettlement,
-  type Settlement,
-} from "./settlement.js";
 export { type LedgerSchedule, SCHEDULE_LEDGER_TABLE, type ScheduleLedger } from "./schedule-ledger.js";
 export {
   checkSchedule,
@@ -153,6 +143,16 @@ export {
   type Schedule,
 } from "./schedule-runner.js";
 export { isKnownTimeZone, MAX_TICKS_AT_ONCE, parseTicks, type TickSeries } from "./schedule-ticks.js";
+export {
+  type AckSettlement,
+  type DeleteSettlement,
+  isAckSettlement,
+  type MarkProcessedSettlement,
+  type MoveToGroupSettlement,
+  type MoveToTableSettlement,
+  type ReleaseSettlement,
+  type Settlement,
+} from "./settlement.js";
 export { DEFAULT_SHUTDOWN_SIGNALS, type HandleSignalsOption } from "./signals.js";
 export { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";
 export {

@@ -92,7 +92,9 @@ export function checkSchedule(
       `the name must be a non-empty string of at most ${MAX_SCHEDULE_NAME_LENGTH} characters, not ${describeValue(name)}.`,
     );
   if (typeof options !== "object" || options === null)
-    fail(`the options must be an object, not ${describeValue(options)}. Pass { timezone, backfill, … } or nothing.`);
+    fail(
+      `the options must be an object, not ${describeValue(options)}. Pass { timezone, backfill, … } or nothing.`,
+    );
   const given = options as ScheduleOptions;
   const unknown = unknownKey(given, scheduleOptionKeys);
   if (unknown !== undefined) fail(`unknown option \`${unknown.key}\`. ${unknown.advice}`);

@@ -4,7 +4,6 @@
  * @module
  */
 import {
-  type ScheduleLedger,
   type Claimer,
   ClosedError,
   checkPoolSize,
@@ -22,10 +21,10 @@ import {
   type PublishRow,
   type RowId,
   refuseUnknownOptions,
+  type ScheduleLedger,
   type TableDefinition,
 } from "@rowclaim/core";
 import type { PoolConnection } from "mysql2/promise";
-import { mysqlScheduleLedger } from "./schedule-ledger.js";
 import { MysqlAdvisoryClaimer } from "./advisory.js";
 import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolConnectionLimit } from "./bounded-pool.js";
 import type { ClaimerContext } from "./claimer-context.js";
@@ -36,6 +35,7 @@ import { createOwnPool } from "./own-pool.js";
 import { MysqlProbes } from "./probe.js";
 import { assertInTransaction, publishClient, publishRows } from "./publish.js";
 import { MysqlRowLockClaimer } from "./row-lock.js";
+import { mysqlScheduleLedger } from "./schedule-ledger.js";
 import { checkSchema, findClaimIndex } from "./schema-check.js";
 import { readServerInfo, type ServerInfo } from "./server-info.js";
 import { claimOrderColumns, createTableSql, TableStatements } from "./sql.js";

@@ -12,8 +12,8 @@ import {
   type PublishRow,
   type RowId,
   SCHEDULE_LEDGER_TABLE,
-  SchemaError,
   type ScheduleLedger,
+  SchemaError,
   type TableDefinition,
 } from "@rowclaim/core";
 import { type PoolLike, type QueryableLike, run } from "./client.js";
@@ -26,7 +26,11 @@ import { transactionSql } from "./sql.js";
 import { commitAndRelease, rollbackAndRelease } from "./transaction.js";
 
 /** Runs a query and returns its rows as objects by column name. */
-async function selectRows(client: QueryableLike, sql: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+async function selectRows(
+  client: QueryableLike,
+  sql: string,
+  values: unknown[],
+): Promise<Record<string, unknown>[]> {
   const [rows] = await client.query({ sql, values });
   return rows as Record<string, unknown>[];
 }
@@ -68,7 +72,9 @@ export function mysqlScheduleLedger(pool: PoolLike, serverInfo: () => Promise<Se
           await run(connection, transactionSql.begin);
           const recorded = await run(connection, sql.recordTick, [table.name, name, tick.getTime()]);
           const id =
-            recorded.affectedRows === 1 ? ((await publishRows(connection, server, table, [row]))[0] ?? null) : null;
+            recorded.affectedRows === 1
+              ? ((await publishRows(connection, server, table, [row]))[0] ?? null)
+              : null;
           await commitAndRelease(connection);
           return id;
         } catch (error) {

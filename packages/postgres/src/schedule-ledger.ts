@@ -10,8 +10,8 @@ import {
   type PublishRow,
   type RowId,
   SCHEDULE_LEDGER_TABLE,
-  SchemaError,
   type ScheduleLedger,
+  SchemaError,
   type TableDefinition,
 } from "@rowclaim/core";
 import { HeldConnection } from "./connection.js";

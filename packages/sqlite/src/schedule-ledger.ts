@@ -11,8 +11,8 @@ import {
   type PublishRow,
   type RowId,
   SCHEDULE_LEDGER_TABLE,
-  SchemaError,
   type ScheduleLedger,
+  SchemaError,
   type TableDefinition,
 } from "@rowclaim/core";
 import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
@@ -45,7 +45,9 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
   return {
     async check(table) {
       const found = await guarded(table, "checking the schedule ledger", () =>
-        db.prepare(scheduleLedgerSql(table.schema).exists).get({ ledger: SCHEDULE_LEDGER_TABLE, schema: table.schema ?? null }),
+        db
+          .prepare(scheduleLedgerSql(table.schema).exists)
+          .get({ ledger: SCHEDULE_LEDGER_TABLE, schema: table.schema ?? null }),
       );
       if (found === undefined) {
         throw new SchemaError(
@@ -64,7 +66,9 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
       const sql = scheduleLedgerSql(table.schema);
       return guarded(table, "publishing a tick", () =>
         inTransaction(db, "immediate", () => {
-          const recorded = db.prepare(sql.recordTick).run({ table: table.name, schedule: name, tick: tick.getTime() });
+          const recorded = db
+            .prepare(sql.recordTick)
+            .run({ table: table.name, schedule: name, tick: tick.getTime() });
           if (recorded.changes !== 1) return null;
           return publisherFor(table).publish(db, [row])[0] ?? null;
         }),
@@ -72,7 +76,9 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
     },
     async prune(table, name, before) {
       await guarded(table, "pruning the schedule ledger", () =>
-        db.prepare(scheduleLedgerSql(table.schema).prune).run({ table: table.name, schedule: name, tick: before.getTime() }),
+        db
+          .prepare(scheduleLedgerSql(table.schema).prune)
+          .run({ table: table.name, schedule: name, tick: before.getTime() }),
       );
     },
     async list(table): Promise<readonly LedgerSchedule[]> {

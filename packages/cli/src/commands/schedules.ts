@@ -75,7 +75,11 @@ export const schedulesCommand: Command = {
         );
       const schema = stringFlag(flags, "schema");
       tables = named.map((name) =>
-        defineTable({ name, ...(schema === undefined ? {} : { schema }), columns: { id: "id", payload: "payload" } }),
+        defineTable({
+          name,
+          ...(schema === undefined ? {} : { schema }),
+          columns: { id: "id", payload: "payload" },
+        }),
       );
     } else {
       const config = await loadConfig(file);
@@ -83,7 +87,8 @@ export const schedulesCommand: Command = {
       declared = await loadScheduleDeclarations(file);
       url ??= config.url;
     }
-    if (url === undefined) throw new UsageError("schedules needs --url URL (or a url in the config).", "schedules");
+    if (url === undefined)
+      throw new UsageError("schedules needs --url URL (or a url in the config).", "schedules");
     const driver = await createDriver(parseTarget(url, "schedules"), { poolSize: 1 });
     try {
       const ledger = driver.scheduleLedger;
@@ -106,7 +111,9 @@ export const schedulesCommand: Command = {
           return EXIT_FAILED;
         }
         const ofTable = declared.filter((schedule) => schedule.table === table.name);
-        const names = [...new Set([...known.map((entry) => entry.name), ...ofTable.map((entry) => entry.name)])].sort();
+        const names = [
+          ...new Set([...known.map((entry) => entry.name), ...ofTable.map((entry) => entry.name)]),
+        ].sort();
         for (const name of names) {
           const entry = known.find((candidate) => candidate.name === name);
           const schedule = ofTable.find((candidate) => candidate.name === name);

@@ -11,8 +11,8 @@ import {
   type PublishRow,
   type RowId,
   SCHEDULE_LEDGER_TABLE,
-  SchemaError,
   type ScheduleLedger,
+  SchemaError,
   type TableDefinition,
 } from "@rowclaim/core";
 import { insertRows } from "./publish.js";
