@@ -20,7 +20,7 @@ import { type PoolLike, type QueryableLike, run } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
 import { publishRows } from "./publish.js";
 import { withDeadlockRetry } from "./retry.js";
-import { scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
+import { type ScheduleLedgerStatements, scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
 import type { ServerInfo } from "./server-info.js";
 import { transactionSql } from "./sql.js";
 import { commitAndRelease, rollbackAndRelease } from "./transaction.js";
@@ -44,9 +44,19 @@ export function mysqlScheduleLedger(pool: PoolLike, serverInfo: () => Promise<Se
     };
   const toDate = (value: unknown): Date | null =>
     value === null || value === undefined ? null : new Date(Number(value));
+  // Built once per schema the ledger serves, never per tick.
+  const built = new Map<string | undefined, ScheduleLedgerStatements>();
+  const statementsFor = (table: TableDefinition): ScheduleLedgerStatements => {
+    let statements = built.get(table.schema);
+    if (statements === undefined) {
+      statements = scheduleLedgerSql(table.schema);
+      built.set(table.schema, statements);
+    }
+    return statements;
+  };
   return {
     async check(table) {
-      const rows = await selectRows(pool, scheduleLedgerSql(table.schema).exists, [
+      const rows = await selectRows(pool, statementsFor(table).exists, [
         table.schema ?? null,
         SCHEDULE_LEDGER_TABLE,
       ]).catch(fail(table, "checking the schedule ledger"));
@@ -58,13 +68,13 @@ export function mysqlScheduleLedger(pool: PoolLike, serverInfo: () => Promise<Se
       }
     },
     async lastTick(table, name) {
-      const rows = await selectRows(pool, scheduleLedgerSql(table.schema).lastTick, [table.name, name]).catch(
+      const rows = await selectRows(pool, statementsFor(table).lastTick, [table.name, name]).catch(
         fail(table, "reading the schedule's last tick"),
       );
       return toDate(rows[0]?.tick_ms);
     },
     async publishTick(table, name, tick, row: PublishRow): Promise<RowId | null> {
-      const sql = scheduleLedgerSql(table.schema);
+      const sql = statementsFor(table);
       const server = await serverInfo().catch(fail(table, "publishing a tick"));
       const once = async (): Promise<RowId | null> => {
         const connection = await pool.getConnection().catch(fail(table, "publishing a tick"));
@@ -85,7 +95,7 @@ export function mysqlScheduleLedger(pool: PoolLike, serverInfo: () => Promise<Se
       return withDeadlockRetry(once).catch(fail(table, "publishing a tick"));
     },
     async prune(table, name, before) {
-      await run(pool, scheduleLedgerSql(table.schema).prune, [
+      await run(pool, statementsFor(table).prune, [
         table.name,
         name,
         before.getTime(),
@@ -94,7 +104,7 @@ export function mysqlScheduleLedger(pool: PoolLike, serverInfo: () => Promise<Se
       ]).catch(fail(table, "pruning the schedule ledger"));
     },
     async list(table): Promise<readonly LedgerSchedule[]> {
-      const rows = await selectRows(pool, scheduleLedgerSql(table.schema).list, [table.name]).catch(
+      const rows = await selectRows(pool, statementsFor(table).list, [table.name]).catch(
         fail(table, "listing schedules"),
       );
       return rows.map((found) => ({

@@ -18,7 +18,12 @@ import { HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
 import type { Publisher } from "./publish.js";
-import { ledgerRef, scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
+import {
+  ledgerRef,
+  type ScheduleLedgerStatements,
+  scheduleLedgerSchemaSql,
+  scheduleLedgerSql,
+} from "./schedule-sql.js";
 import { beginSql, commitSql, rollbackSql } from "./sql.js";
 
 /** Makes the ledger of a driver on `pool`, whose queue rows `publisher` inserts. */
@@ -28,10 +33,20 @@ export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): Sc
   };
   const toDate = (value: unknown): Date | null =>
     value === null || value === undefined ? null : new Date(Number(value));
+  // Built once per schema the ledger serves, never per tick.
+  const built = new Map<string | undefined, ScheduleLedgerStatements>();
+  const statementsFor = (table: TableDefinition): ScheduleLedgerStatements => {
+    let statements = built.get(table.schema);
+    if (statements === undefined) {
+      statements = scheduleLedgerSql(table.schema);
+      built.set(table.schema, statements);
+    }
+    return statements;
+  };
   return {
     async check(table) {
       const result = await pool
-        .query({ text: scheduleLedgerSql(table.schema).exists, values: [ledgerRef(table.schema)] })
+        .query({ text: statementsFor(table).exists, values: [ledgerRef(table.schema)] })
         .catch(fail(table, "checking the schedule ledger"));
       if (result.rows[0]?.present !== true) {
         throw new SchemaError(
@@ -42,12 +57,12 @@ export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): Sc
     },
     async lastTick(table, name) {
       const result = await pool
-        .query({ text: scheduleLedgerSql(table.schema).lastTick, values: [table.name, name] })
+        .query({ text: statementsFor(table).lastTick, values: [table.name, name] })
         .catch(fail(table, "reading the schedule's last tick"));
       return toDate(result.rows[0]?.tick_ms);
     },
     async publishTick(table, name, tick, row: PublishRow): Promise<RowId | null> {
-      const sql = scheduleLedgerSql(table.schema);
+      const sql = statementsFor(table);
       const connection = await HeldConnection.acquire(pool).catch(fail(table, "publishing a tick"));
       try {
         await connection.text(beginSql(undefined));
@@ -68,12 +83,12 @@ export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): Sc
     },
     async prune(table, name, before) {
       await pool
-        .query({ text: scheduleLedgerSql(table.schema).prune, values: [table.name, name, before.getTime()] })
+        .query({ text: statementsFor(table).prune, values: [table.name, name, before.getTime()] })
         .catch(fail(table, "pruning the schedule ledger"));
     },
     async list(table): Promise<readonly LedgerSchedule[]> {
       const result = await pool
-        .query({ text: scheduleLedgerSql(table.schema).list, values: [table.name] })
+        .query({ text: statementsFor(table).list, values: [table.name] })
         .catch(fail(table, "listing schedules"));
       return result.rows.map((found) => ({
         name: String(found.schedule_name),

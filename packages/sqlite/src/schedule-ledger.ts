@@ -19,7 +19,7 @@ import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
 import type { SqliteDatabase } from "./database.js";
 import { normalizeError } from "./normalize-error.js";
 import { TablePublisher } from "./publish.js";
-import { scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
+import { type ScheduleLedgerStatements, scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
 import { inTransaction } from "./transaction.js";
 
 /** Makes the ledger of a driver on `db`, retrying a busy file by `busy`. */
@@ -42,11 +42,21 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
       throw normalizeError(error, { table: table.name, operation });
     }
   };
+  // Built once per schema the ledger serves, never per tick.
+  const built = new Map<string | undefined, ScheduleLedgerStatements>();
+  const statementsFor = (table: TableDefinition): ScheduleLedgerStatements => {
+    let statements = built.get(table.schema);
+    if (statements === undefined) {
+      statements = scheduleLedgerSql(table.schema);
+      built.set(table.schema, statements);
+    }
+    return statements;
+  };
   return {
     async check(table) {
       const found = await guarded(table, "checking the schedule ledger", () =>
         db
-          .prepare(scheduleLedgerSql(table.schema).exists)
+          .prepare(statementsFor(table).exists)
           .get({ ledger: SCHEDULE_LEDGER_TABLE, schema: table.schema ?? null }),
       );
       if (found === undefined) {
@@ -58,12 +68,12 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
     },
     async lastTick(table, name) {
       const row = await guarded(table, "reading the schedule's last tick", () =>
-        db.prepare(scheduleLedgerSql(table.schema).lastTick).get({ table: table.name, schedule: name }),
+        db.prepare(statementsFor(table).lastTick).get({ table: table.name, schedule: name }),
       );
       return toDate((row as { tick_ms?: unknown } | undefined)?.tick_ms);
     },
     publishTick(table, name, tick, row: PublishRow): Promise<RowId | null> {
-      const sql = scheduleLedgerSql(table.schema);
+      const sql = statementsFor(table);
       return guarded(table, "publishing a tick", () =>
         inTransaction(db, "immediate", () => {
           const recorded = db
@@ -77,13 +87,13 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
     async prune(table, name, before) {
       await guarded(table, "pruning the schedule ledger", () =>
         db
-          .prepare(scheduleLedgerSql(table.schema).prune)
+          .prepare(statementsFor(table).prune)
           .run({ table: table.name, schedule: name, tick: before.getTime() }),
       );
     },
     async list(table): Promise<readonly LedgerSchedule[]> {
       const rows = (await guarded(table, "listing schedules", () =>
-        db.prepare(scheduleLedgerSql(table.schema).list).all({ table: table.name }),
+        db.prepare(statementsFor(table).list).all({ table: table.name }),
       )) as Record<string, unknown>[];
       return rows.map((found) => ({
         name: String(found.schedule_name),
