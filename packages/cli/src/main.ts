@@ -10,6 +10,7 @@ import { benchCommand } from "./commands/bench.js";
 import { checkCommand } from "./commands/check.js";
 import { demoCommand } from "./commands/demo.js";
 import { pauseCommand, resumeCommand } from "./commands/pause.js";
+import { schedulesCommand } from "./commands/schedules.js";
 import { schemaCommand } from "./commands/schema.js";
 import { statusCommand } from "./commands/status.js";
 
@@ -21,6 +22,7 @@ export const commands: readonly Command[] = Object.freeze([
   statusCommand,
   pauseCommand,
   resumeCommand,
+  schedulesCommand,
   benchCommand,
 ]);
 

@@ -51,6 +51,8 @@ export {
 } from "./registry.js";
 export { robustnessSuite } from "./robustness.js";
 export { conformanceSuites, runConformance } from "./run.js";
+export type { FastClock, ScheduleChildConfig } from "./schedule-support.js";
+export { schedulesSuite } from "./schedules.js";
 export { settlementsSuite } from "./settlements.js";
 export { shutdownSuite } from "./shutdown.js";
 export { startupSuite } from "./startup.js";

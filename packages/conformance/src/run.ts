@@ -28,6 +28,7 @@ import { poolsSuite } from "./pools.js";
 import { prefetchSuite } from "./prefetch.js";
 import { optOutCheck } from "./registry.js";
 import { robustnessSuite } from "./robustness.js";
+import { schedulesSuite } from "./schedules.js";
 import { settlementsSuite } from "./settlements.js";
 import { shutdownSuite } from "./shutdown.js";
 import { startupSuite } from "./startup.js";
@@ -66,6 +67,7 @@ export const conformanceSuites = Object.freeze({
   errors: errorsSuite,
   identifiers: identifiersSuite,
   robustness: robustnessSuite,
+  schedules: schedulesSuite,
   memory: memorySuite,
 } satisfies Record<string, (harness: ConformanceHarness) => void>);
 

@@ -11,6 +11,7 @@ import { type ControlState, controlTableKey, type PauseOptions, type RateLimitOp
 import type { Handler } from "./delivery.js";
 import type { Driver, WakeListener } from "./driver.js";
 import {
+  BrokerError,
   ClosedError,
   CloseTimeoutError,
   DeclarationError,
@@ -37,6 +38,8 @@ import {
 } from "./options-check.js";
 import { encodeHeaders, encodePayload } from "./payload.js";
 import type { Headers, PublishRow, RowId } from "./rows.js";
+import { checkSchedule, type ScheduledPayload, type ScheduleOptionsFor } from "./schedule-options.js";
+import { type Schedule, ScheduleRunner } from "./schedule-runner.js";
 import { closeOnSignals, DEFAULT_SHUTDOWN_SIGNALS, type HandleSignalsOption } from "./signals.js";
 import { checkWithSchema, describeIssues, type StandardSchemaV1 } from "./standard-schema.js";
 import { retryStartup, type StartupRetryOptions, startupRetryTime } from "./startup-retry.js";
@@ -251,6 +254,7 @@ export class Broker<D extends Driver = Driver> {
   readonly #clock: (() => Date) | undefined;
   readonly #clockSkew: ClockSkewOptions | false | undefined;
   readonly #subscriptions = new Set<SubscriptionRunner<unknown, unknown>>();
+  readonly #schedules = new Map<string, ScheduleRunner>();
   readonly #listeners = new Set<WakeListener>();
   /** Listeners of stopped subscriptions still closing (their connection not yet returned). */
   readonly #closingListeners = new Set<Promise<void>>();
@@ -484,6 +488,105 @@ export class Broker<D extends Driver = Driver> {
   }
 
   /**
+   * Runs schedule `name` in this broker: at every tick of `cron` (read in `options.timezone`,
+   * default UTC) one row with `payload` (or `payload(tick)`) is published to `table`, its
+   * `runAt` the tick, however many processes run the schedule: the driver's schedule ledger
+   * (`rowclaim_schedule_ticks`, see `schemaSql` in the core README) records each tick under a
+   * unique key in the row's own transaction, so exactly one process publishes it. At start, the
+   * ticks missed since the ledger's last tick and within `options.backfill` ms are published,
+   * each once. A schedule changed in code takes its new cron, payload and options at the next
+   * start; one removed is no longer published (its ledger entries stay until pruned).
+   *
+   * @example
+   * await broker.schedule(jobs, "nightly-report", "0 3 * * *", { kind: "report" }, {
+   *   timezone: "Europe/Berlin",
+   *   backfill: 6 * 60 * 60 * 1000,
+   * });
+   *
+   * @throws {DeclarationError} the cron expression or time zone is invalid, `backfill` is
+   * negative, an option is unknown or does not fit the table, or this broker already runs a
+   * schedule of that name. Nothing is written.
+   * @throws {UnsupportedFormError} the driver keeps no schedule ledger (`capabilities.schedules`).
+   * @throws {SchemaError} the ledger table does not exist where `table` lives.
+   * @throws {ClosedError} the broker is closed.
+   */
+  async schedule<Table extends TableDefinition>(
+    table: Table,
+    name: string,
+    cron: string,
+    payload: ScheduledPayload<Table>,
+    options: ScheduleOptionsFor<Table> = {},
+  ): Promise<Schedule> {
+    const described = table as TableDefinition;
+    this.#assertOpen(described);
+    const settings = checkSchedule(described, name, cron, options);
+    if (this.#schedules.has(settings.name)) {
+      throw new DeclarationError(
+        `schedule(${described.name}, "${settings.name}"): this broker already runs a schedule named "${settings.name}". Give each schedule its own name, or stop the first one.`,
+        { table: described.name },
+      );
+    }
+    const ledger = this.driver.scheduleLedger;
+    if (!this.driver.capabilities.schedules || ledger === undefined) {
+      throw new UnsupportedFormError(
+        `schedule(${described.name}, "${settings.name}"): the ${this.driver.name} driver keeps no schedule ledger (capabilities.schedules is false), so it cannot publish each tick exactly once.`,
+        { table: described.name },
+      );
+    }
+    const clock = this.#clock ?? (() => new Date());
+    const encode = async (tick: Date): Promise<PublishRow> => {
+      const body = typeof payload === "function" ? (payload as (tick: Date) => unknown)(tick) : payload;
+      const message: PublishMessage = {
+        ...settings.message,
+        ...(described.columns.runAt === undefined ? {} : { runAt: tick }),
+        payload: body,
+      } as PublishMessage;
+      const [checked] =
+        described.payloadSchema === undefined ? [message] : await this.#checkPayloads(described, [message]);
+      return this.#encode(described, checked as PublishMessage, tick);
+    };
+    // Every option is checked against the table, and the payload against its schema, before
+    // anything is read or written.
+    try {
+      await encode(settings.ticks.next(clock()) ?? clock());
+    } catch (error) {
+      if (!BrokerError.is(error, "INVALID_ARGUMENT")) throw error;
+      throw new DeclarationError(error.message.replace(/^publish\(/, "schedule("), {
+        table: described.name,
+        cause: error,
+      });
+    }
+    const runner = new ScheduleRunner({
+      table: described,
+      name: settings.name,
+      ticks: settings.ticks,
+      backfillMs: settings.backfillMs,
+      ledger,
+      clock,
+      logger: this.#logger,
+      encode,
+      onPublished: () => wake(wakeKey(this.driver.dialect, described)),
+      onStopped: () => {
+        if (this.#schedules.get(settings.name) === runner) this.#schedules.delete(settings.name);
+      },
+    });
+    this.#schedules.set(settings.name, runner);
+    try {
+      await ledger.check(described);
+      await runner.start();
+    } catch (error) {
+      this.#schedules.delete(settings.name);
+      throw error;
+    }
+    return runner;
+  }
+
+  /** The schedules this broker runs now. */
+  get schedules(): readonly Schedule[] {
+    return [...this.#schedules.values()];
+  }
+
+  /**
    * Inserts one row and wakes the table's subscriptions in this process. Returns the row's id.
    *
    * @throws {InvalidArgumentError} the payload or an option does not fit the table.
@@ -677,6 +780,7 @@ export class Broker<D extends Driver = Driver> {
     this.#removeSignalListeners?.();
     this.#closeSignal.abort();
     const deadline = Date.now() + timeout;
+    await Promise.allSettled([...this.#schedules.values()].map((schedule) => schedule.stop()));
     await Promise.allSettled([...this.#subscriptions].map((subscription) => subscription.stop({ timeout })));
     await Promise.allSettled([...this.#listeners].map((listener) => listener.close()));
     this.#listeners.clear();

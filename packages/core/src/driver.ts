@@ -10,6 +10,7 @@ import type { Claimer } from "./forms.js";
 import type { Logger } from "./logger.js";
 import type { QueueStatusReader } from "./queue-status.js";
 import type { PublishRow, RowId } from "./rows.js";
+import type { ScheduleLedger } from "./schedule-ledger.js";
 import type { ClaimFormName, IsolationLevel, TableDefinition, TransactionMode } from "./table.js";
 
 /** What a driver offers. The broker refuses a table the capabilities do not cover, before it touches the database. */
@@ -50,6 +51,10 @@ export interface DriverCapabilities {
    * `UnsupportedControlError` (code `UNSUPPORTED_CONTROL`).
    */
   readonly controls: boolean;
+   * Whether the driver keeps a schedule ledger ({@link Driver.scheduleLedger}), which
+   * `broker.schedule` needs. Default false: `broker.schedule` is refused with `UnsupportedFormError`.
+   */
+  readonly schedules: boolean;
 }
 
 /** What the broker tells a driver when it opens a subscription's claimer. */
@@ -153,6 +158,10 @@ export interface Driver {
    * a driver without it leaves it out and declares no `controls`.
    */
   readonly controls?: ControlStore;
+   * The schedule ledger (`src/schedule-ledger.ts`): present where `capabilities.schedules` is
+   * true, absent otherwise.
+   */
+  readonly scheduleLedger?: ScheduleLedger;
   /** The recommended `CREATE TABLE` and claim-order index for `table`, as SQL text. */
   schemaSql(table: TableDefinition): string;
   /** Releases everything the driver holds: a pool it created is ended; a pool the user gave is left open. */
@@ -167,7 +176,7 @@ export type DriverDefinition = Omit<Driver, "capabilities"> & {
 /**
  * Fills the optional capabilities with their defaults: no FIFO, no isolation levels or modes,
  * database-scoped keys, no cross-process wake, no transactional publish, no transactional handlers,
- * no run-time controls.
+ * no run-time controls, no schedule ledger.
  * Class-based drivers call
  * this for their `capabilities`; object drivers use {@link defineDriver}.
  */
@@ -185,6 +194,7 @@ export function driverCapabilities(
     transactionalPublish: given.transactionalPublish ?? false,
     transactionalHandlers: Object.freeze([...(given.transactionalHandlers ?? [])]),
     controls: given.controls ?? false,
+    schedules: given.schedules ?? false,
   });
 }
 

@@ -170,6 +170,23 @@ export {
   type TableCounts,
 } from "./queue-status.js";
 export type { ClaimedRow, Headers, PublishRow, RowId } from "./rows.js";
+export { type LedgerSchedule, SCHEDULE_LEDGER_TABLE, type ScheduleLedger } from "./schedule-ledger.js";
+export {
+  checkSchedule,
+  MAX_SCHEDULE_NAME_LENGTH,
+  type ScheduledPayload,
+  type ScheduleOptions,
+  type ScheduleOptionsFor,
+  type ScheduleSettings,
+  scheduleOptionKeys,
+} from "./schedule-options.js";
+export {
+  LATE_TICK_MS,
+  LEDGER_MARGIN_MS,
+  MAX_SCHEDULE_SLEEP_MS,
+  type Schedule,
+} from "./schedule-runner.js";
+export { isKnownTimeZone, MAX_TICKS_AT_ONCE, parseTicks, type TickSeries } from "./schedule-ticks.js";
 export {
   type AckSettlement,
   type DeleteSettlement,

@@ -19,6 +19,7 @@ export {
 } from "./mysql-driver.js";
 export { classifyError, type ErrorClass, errnoClasses, normalizeError } from "./normalize-error.js";
 export { ownPoolOptions } from "./own-pool.js";
+export { scheduleLedgerSchemaSql } from "./schedule-sql.js";
 export type { ServerInfo } from "./server-info.js";
 export {
   createTableSql,

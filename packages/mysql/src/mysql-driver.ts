@@ -22,6 +22,7 @@ import {
   type QueueStatusReader,
   type RowId,
   refuseUnknownOptions,
+  type ScheduleLedger,
   type TableDefinition,
 } from "@rowclaim/core";
 import type { PoolConnection } from "mysql2/promise";
@@ -37,6 +38,7 @@ import { MysqlProbes } from "./probe.js";
 import { assertInTransaction, publishClient, publishRows } from "./publish.js";
 import { mysqlStatusReader } from "./queue-status.js";
 import { MysqlRowLockClaimer } from "./row-lock.js";
+import { mysqlScheduleLedger } from "./schedule-ledger.js";
 import { checkSchema, findClaimIndex } from "./schema-check.js";
 import { readServerInfo, type ServerInfo } from "./server-info.js";
 import { claimOrderColumns, createTableSql, TableStatements } from "./sql.js";
@@ -121,6 +123,7 @@ export const mysqlCapabilities: DriverCapabilities = driverCapabilities({
   transactionalPublish: true,
   transactionalHandlers: ["rowLock", "lease", "advisory"],
   controls: true,
+  schedules: true,
 });
 
 /** The MySQL/MariaDB driver, as {@link createMysqlDriver} returns it. */
@@ -130,6 +133,8 @@ export class MysqlDriver implements Driver {
   readonly capabilities = mysqlCapabilities;
   /** The pool the driver runs on. */
   readonly pool: PoolLike;
+  /** The schedule ledger (`src/schedule-ledger.ts`). */
+  readonly scheduleLedger: ScheduleLedger;
   /**
    * Type only: transactional handler bodies (`delivery.transaction(async (client) => …)`) receive
    * the mysql2/promise `PoolConnection` of the transaction.
@@ -184,6 +189,7 @@ export class MysqlDriver implements Driver {
     this.#probes = new MysqlProbes(this.#bounded, options.skipProbes);
     this.queueStatus = mysqlStatusReader(this.#bounded);
     this.controls = new MysqlControlStore(this.#bounded);
+    this.scheduleLedger = mysqlScheduleLedger(this.#bounded, () => this.serverInfo());
   }
 
   /** What the driver's startup probes found so far (`src/probe.ts`). */

@@ -29,6 +29,7 @@ export {
   type PostgresDriverOptions,
 } from "./postgres-driver.js";
 export type { PostgresRowLockToken } from "./row-lock.js";
+export { scheduleLedgerSchemaSql } from "./schedule-sql.js";
 export { quoteIdent, schemaSql } from "./sql.js";
 export {
   assertServerVersion,

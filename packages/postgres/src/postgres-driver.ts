@@ -37,6 +37,7 @@ import { PostgresProbes } from "./probe.js";
 import { Publisher } from "./publish.js";
 import { postgresStatusReader } from "./queue-status.js";
 import { PostgresRowLockClaimer } from "./row-lock.js";
+import { postgresScheduleLedger } from "./schedule-ledger.js";
 import { assertNamesUsable, checkColumns, checkStatements } from "./schema-check.js";
 import { Settlements } from "./settle.js";
 import {
@@ -428,8 +429,10 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       transactionalPublish: true,
       transactionalHandlers: ["rowLock", "lease", "advisory"],
       controls: true,
+      schedules: true,
     }),
     controls,
+    scheduleLedger: postgresScheduleLedger(statementPool, publisher),
     pool,
     channelFor,
     detected: () => probes.detected(),

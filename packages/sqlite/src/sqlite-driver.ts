@@ -21,6 +21,7 @@ import {
   type QueueStatusReader,
   type RowId,
   refuseUnknownOptions,
+  type ScheduleLedger,
   type TableDefinition,
   UnsupportedFormError,
 } from "@rowclaim/core";
@@ -33,6 +34,7 @@ import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { TablePublisher } from "./publish.js";
 import { sqliteStatusReader } from "./queue-status.js";
+import { sqliteScheduleLedger } from "./schedule-ledger.js";
 import { schemaSql } from "./schema.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
 
@@ -140,6 +142,7 @@ export const sqliteCapabilities: DriverCapabilities = driverCapabilities({
   transactionalPublish: true,
   transactionalHandlers: ["lease", "advisory"],
   controls: true,
+  schedules: true,
 });
 
 /** The SQLite driver; made by {@link createSqliteDriver}. */
@@ -161,6 +164,8 @@ export class SqliteDriver implements Driver {
     return this.#statusReader;
   }
   #statusReader: QueueStatusReader | undefined;
+  /** The schedule ledger (`src/schedule-ledger.ts`), on {@link SqliteDriver.database}. */
+  readonly scheduleLedger: ScheduleLedger;
   readonly #owned: boolean;
   readonly #busy: BusyRetryPolicy;
   readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();
@@ -211,6 +216,7 @@ export class SqliteDriver implements Driver {
       );
     }
     this.controls = new SqliteControlStore(this.database, this.#busy);
+    this.scheduleLedger = sqliteScheduleLedger(this.database, this.#busy);
   }
 
   /**

@@ -10,6 +10,7 @@ import { openAdminConnection } from "../admin-connection.js";
 import { booleanFlag, type FlagSpec, type ParsedFlags, stringFlag, UsageError } from "../args.js";
 import { type Command, EXIT_FAILED, EXIT_OK } from "../command.js";
 import { schemaDriver } from "../connect.js";
+import { writeLedgerSchema } from "../schedule-ledger-schema.js";
 import { checkTable, describeProblem } from "../table-check.js";
 import { configFlag, tablesFor } from "../table-source.js";
 import { defaultKey, formNames, standardTable } from "../tables.js";
@@ -124,6 +125,11 @@ export const schemaCommand: Command = {
         description:
           "With --apply: also change column types, which rewrites the table under an exclusive lock (a live queue stops while it runs).",
       },
+      schedules: {
+        type: "boolean",
+        description:
+          "Also the schedule ledger (rowclaim_schedule_ticks) broker.schedule needs, in each schema of the tables; with --apply, create it.",
+      },
       config: configFlag,
       ...tableShapeFlags,
     },
@@ -133,6 +139,7 @@ export const schemaCommand: Command = {
       "rowclaim schema --dialect sqlite --table tasks --processed-at | sqlite3 app.db",
       "rowclaim schema --apply --url postgres://localhost/app --table jobs",
       "rowclaim schema --apply --config rowclaim.config.mjs",
+      "rowclaim schema --apply --schedules --url postgres://localhost/app --table jobs",
     ],
   },
   async run(flags, io) {
@@ -168,6 +175,10 @@ export const schemaCommand: Command = {
           `rowclaim schema: note: the ${driverName} driver does not offer the ${table.form} form; subscribing to ${table.name} will fail.\n`,
         );
       }
+    }
+    if (booleanFlag(flags, "schedules")) {
+      const code = await writeLedgerSchema(dialect, apply ? target : undefined, source.tables, io);
+      if (code !== EXIT_OK) exitCode = code;
     }
     return exitCode;
   },

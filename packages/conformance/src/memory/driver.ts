@@ -27,6 +27,7 @@ import { MemoryPool } from "./pool.js";
 import { insertRows } from "./publish.js";
 import { memoryStatusReader } from "./queue-status.js";
 import { MemoryRowLockClaimer } from "./row-lock.js";
+import { memoryScheduleLedger } from "./schedule-ledger.js";
 import { checkSchema, schemaSql } from "./schema.js";
 import { MemoryDatabase } from "./store.js";
 
@@ -73,6 +74,7 @@ export const memoryCapabilities: DriverCapabilities = driverCapabilities({
   advisoryScope: "database",
   controls: true,
   advisoryLimit: true,
+  schedules: true,
 });
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -110,6 +112,10 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
     name,
     dialect: "memory",
     capabilities: memoryCapabilities,
+    scheduleLedger: memoryScheduleLedger(database, async (table, method) => {
+      guard("run a schedule", table);
+      await trip(table.name, method);
+    }),
     database,
     pool,
     clock,

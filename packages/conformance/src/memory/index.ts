@@ -36,6 +36,7 @@ export {
   type MemoryRowLockToken,
   MemoryTransaction,
 } from "./row-lock.js";
+export { memoryLedgerSchemaSql } from "./schedule-ledger.js";
 export { quoteIdentifier, schemaSql } from "./schema.js";
 export { executeSql } from "./statements.js";
 export {

@@ -1,0 +1,118 @@
+/**
+ * The MySQL/MariaDB schedule ledger (core's `ScheduleLedger`): a tick's ledger row and its
+ * queue row go in one transaction on one connection. A second process's `INSERT IGNORE` of the
+ * same tick waits for the first's lock, then ignores the duplicate and publishes nothing; a
+ * transaction rolled back for a deadlock or a Galera certification conflict runs again, and then
+ * finds the tick recorded.
+ *
+ * @module
+ */
+import {
+  type LedgerSchedule,
+  type PublishRow,
+  type RowId,
+  SCHEDULE_LEDGER_TABLE,
+  type ScheduleLedger,
+  SchemaError,
+  type TableDefinition,
+} from "@rowclaim/core";
+import { type PoolLike, type QueryableLike, run } from "./client.js";
+import { normalizeError } from "./normalize-error.js";
+import { publishRows } from "./publish.js";
+import { withDeadlockRetry } from "./retry.js";
+import { type ScheduleLedgerStatements, scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
+import type { ServerInfo } from "./server-info.js";
+import { transactionSql } from "./sql.js";
+import { commitAndRelease, rollbackAndRelease } from "./transaction.js";
+
+/** Runs a query and returns its rows as objects by column name. */
+async function selectRows(
+  client: QueryableLike,
+  sql: string,
+  values: unknown[],
+): Promise<Record<string, unknown>[]> {
+  const [rows] = await client.query({ sql, values });
+  return rows as Record<string, unknown>[];
+}
+
+/** Makes the ledger of a driver on `pool` (bounded), on the server `serverInfo` reads. */
+export function mysqlScheduleLedger(pool: PoolLike, serverInfo: () => Promise<ServerInfo>): ScheduleLedger {
+  const fail =
+    (table: TableDefinition, operation: string) =>
+    (error: unknown): never => {
+      throw normalizeError(error, { table: table.name, operation });
+    };
+  const toDate = (value: unknown): Date | null =>
+    value === null || value === undefined ? null : new Date(Number(value));
+  // Built once per schema the ledger serves, never per tick.
+  const built = new Map<string | undefined, ScheduleLedgerStatements>();
+  const statementsFor = (table: TableDefinition): ScheduleLedgerStatements => {
+    let statements = built.get(table.schema);
+    if (statements === undefined) {
+      statements = scheduleLedgerSql(table.schema);
+      built.set(table.schema, statements);
+    }
+    return statements;
+  };
+  return {
+    async check(table) {
+      const rows = await selectRows(pool, statementsFor(table).exists, [
+        table.schema ?? null,
+        SCHEDULE_LEDGER_TABLE,
+      ]).catch(fail(table, "checking the schedule ledger"));
+      if (Number(rows[0]?.present ?? 0) === 0) {
+        throw new SchemaError(
+          `The schedule ledger table "${SCHEDULE_LEDGER_TABLE}" does not exist${table.schema === undefined ? "" : ` in database "${table.schema}"`}, which schedules of table "${table.name}" need. Create it: ${scheduleLedgerSchemaSql(table.schema).trim()} (also printed by \`rowclaim schema --schedules\`).`,
+          { table: table.name, statement: "checking the schedule ledger" },
+        );
+      }
+    },
+    async lastTick(table, name) {
+      const rows = await selectRows(pool, statementsFor(table).lastTick, [table.name, name]).catch(
+        fail(table, "reading the schedule's last tick"),
+      );
+      return toDate(rows[0]?.tick_ms);
+    },
+    async publishTick(table, name, tick, row: PublishRow): Promise<RowId | null> {
+      const sql = statementsFor(table);
+      const server = await serverInfo().catch(fail(table, "publishing a tick"));
+      const once = async (): Promise<RowId | null> => {
+        const connection = await pool.getConnection().catch(fail(table, "publishing a tick"));
+        try {
+          await run(connection, transactionSql.begin);
+          const recorded = await run(connection, sql.recordTick, [table.name, name, tick.getTime()]);
+          const id =
+            recorded.affectedRows === 1
+              ? ((await publishRows(connection, server, table, [row]))[0] ?? null)
+              : null;
+          await commitAndRelease(connection);
+          return id;
+        } catch (error) {
+          await rollbackAndRelease(connection, error).catch(() => undefined);
+          throw error;
+        }
+      };
+      return withDeadlockRetry(once).catch(fail(table, "publishing a tick"));
+    },
+    async prune(table, name, before) {
+      await run(pool, statementsFor(table).prune, [
+        table.name,
+        name,
+        before.getTime(),
+        table.name,
+        name,
+      ]).catch(fail(table, "pruning the schedule ledger"));
+    },
+    async list(table): Promise<readonly LedgerSchedule[]> {
+      const rows = await selectRows(pool, statementsFor(table).list, [table.name]).catch(
+        fail(table, "listing schedules"),
+      );
+      return rows.map((found) => ({
+        name: String(found.schedule_name),
+        lastTick: toDate(found.last_tick_ms) as Date,
+        ticks: Number(found.ticks),
+      }));
+    },
+    schemaSql: scheduleLedgerSchemaSql,
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * The PostgreSQL schedule ledger (core's `ScheduleLedger`): a tick's ledger row and its queue
+ * row go in one transaction on one connection; a second process's insert of the same tick
+ * waits for the first to commit, then inserts nothing, so it publishes nothing.
+ *
+ * @module
+ */
+import {
+  type LedgerSchedule,
+  type PublishRow,
+  type RowId,
+  SCHEDULE_LEDGER_TABLE,
+  type ScheduleLedger,
+  SchemaError,
+  type TableDefinition,
+} from "@rowclaim/core";
+import { HeldConnection } from "./connection.js";
+import { normalizeError } from "./normalize-error.js";
+import type { PoolLike } from "./pool-like.js";
+import type { Publisher } from "./publish.js";
+import {
+  ledgerRef,
+  type ScheduleLedgerStatements,
+  scheduleLedgerSchemaSql,
+  scheduleLedgerSql,
+} from "./schedule-sql.js";
+import { beginSql, commitSql, rollbackSql } from "./sql.js";
+
+/** Makes the ledger of a driver on `pool`, whose queue rows `publisher` inserts. */
+export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): ScheduleLedger {
+  const fail = (table: TableDefinition, statement: string) => (error: unknown) => {
+    throw normalizeError(error, { table: table.name, form: "schedule", statement });
+  };
+  const toDate = (value: unknown): Date | null =>
+    value === null || value === undefined ? null : new Date(Number(value));
+  // Built once per schema the ledger serves, never per tick.
+  const built = new Map<string | undefined, ScheduleLedgerStatements>();
+  const statementsFor = (table: TableDefinition): ScheduleLedgerStatements => {
+    let statements = built.get(table.schema);
+    if (statements === undefined) {
+      statements = scheduleLedgerSql(table.schema);
+      built.set(table.schema, statements);
+    }
+    return statements;
+  };
+  return {
+    async check(table) {
+      const result = await pool
+        .query({ text: statementsFor(table).exists, values: [ledgerRef(table.schema)] })
+        .catch(fail(table, "checking the schedule ledger"));
+      if (result.rows[0]?.present !== true) {
+        throw new SchemaError(
+          `The schedule ledger table "${SCHEDULE_LEDGER_TABLE}" does not exist${table.schema === undefined ? "" : ` in schema "${table.schema}"`}, which schedules of table "${table.name}" need. Create it: ${scheduleLedgerSchemaSql(table.schema).trim()} (also printed by \`rowclaim schema --schedules\`).`,
+          { table: table.name, statement: "checking the schedule ledger" },
+        );
+      }
+    },
+    async lastTick(table, name) {
+      const result = await pool
+        .query({ text: statementsFor(table).lastTick, values: [table.name, name] })
+        .catch(fail(table, "reading the schedule's last tick"));
+      return toDate(result.rows[0]?.tick_ms);
+    },
+    async publishTick(table, name, tick, row: PublishRow): Promise<RowId | null> {
+      const sql = statementsFor(table);
+      const connection = await HeldConnection.acquire(pool).catch(fail(table, "publishing a tick"));
+      try {
+        await connection.text(beginSql(undefined));
+        const recorded = await connection.query({
+          text: sql.recordTick,
+          values: [table.name, name, tick.getTime()],
+        });
+        let id: RowId | null = null;
+        if (recorded.rowCount === 1) id = (await publisher.publish(table, [row], connection))[0] ?? null;
+        await connection.text(commitSql);
+        return id;
+      } catch (error) {
+        await connection.text(rollbackSql).catch(() => undefined);
+        throw normalizeError(error, { table: table.name, form: "schedule", statement: "publishing a tick" });
+      } finally {
+        connection.release();
+      }
+    },
+    async prune(table, name, before) {
+      await pool
+        .query({ text: statementsFor(table).prune, values: [table.name, name, before.getTime()] })
+        .catch(fail(table, "pruning the schedule ledger"));
+    },
+    async list(table): Promise<readonly LedgerSchedule[]> {
+      const result = await pool
+        .query({ text: statementsFor(table).list, values: [table.name] })
+        .catch(fail(table, "listing schedules"));
+      return result.rows.map((found) => ({
+        name: String(found.schedule_name),
+        lastTick: toDate(found.last_tick_ms) as Date,
+        ticks: Number(found.ticks),
+      }));
+    },
+    schemaSql: scheduleLedgerSchemaSql,
+  };
+}

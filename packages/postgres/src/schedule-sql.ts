@@ -1,0 +1,55 @@
+/**
+ * The SQL of the PostgreSQL schedule ledger (`rowclaim_schedule_ticks`, see `@rowclaim/core`'s
+ * `schedule-ledger.ts`): its `CREATE TABLE`, the tick's insert-or-ignore (`ON CONFLICT DO
+ * NOTHING`), and the reads and prune. Every identifier is quoted with {@link quoteIdent}; values
+ * travel as `$n` parameters.
+ *
+ * @module
+ */
+import { SCHEDULE_LEDGER_TABLE } from "@rowclaim/core";
+import { quoteIdent } from "./sql.js";
+
+/** The ledger table's reference in `schema` (or the search path's when `undefined`). */
+export function ledgerRef(schema: string | undefined): string {
+  const name = quoteIdent(SCHEDULE_LEDGER_TABLE);
+  return schema === undefined ? name : `${quoteIdent(schema)}.${name}`;
+}
+
+/** The ledger table's `CREATE TABLE IF NOT EXISTS`. */
+export function scheduleLedgerSchemaSql(schema: string | undefined): string {
+  return `CREATE TABLE IF NOT EXISTS ${ledgerRef(schema)} (
+  "table_name" text NOT NULL,
+  "schedule_name" text NOT NULL,
+  "tick_ms" bigint NOT NULL,
+  "published_at" timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY ("table_name", "schedule_name", "tick_ms")
+);
+`;
+}
+
+/** The statements of one ledger (`$1` table name, `$2` schedule name, `$3` tick in epoch milliseconds). */
+export interface ScheduleLedgerStatements {
+  /** Whether the ledger exists: one row, `present` boolean (`$1` the reference text). */
+  readonly exists: string;
+  /** Records a tick; affects one row when it was not recorded yet. */
+  readonly recordTick: string;
+  /** One row: `tick_ms`, the schedule's latest tick (NULL when none). */
+  readonly lastTick: string;
+  /** Deletes the schedule's ticks before `$3`, keeping its latest. */
+  readonly prune: string;
+  /** `schedule_name`, `last_tick_ms`, `ticks` of every schedule of the table (`$1`). */
+  readonly list: string;
+}
+
+/** The ledger's statements in `schema`. */
+export function scheduleLedgerSql(schema: string | undefined): ScheduleLedgerStatements {
+  const ref = ledgerRef(schema);
+  const own = `"table_name" = $1 AND "schedule_name" = $2`;
+  return {
+    exists: "SELECT to_regclass($1) IS NOT NULL AS present",
+    recordTick: `INSERT INTO ${ref} ("table_name", "schedule_name", "tick_ms") VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+    lastTick: `SELECT max("tick_ms") AS tick_ms FROM ${ref} WHERE ${own}`,
+    prune: `DELETE FROM ${ref} WHERE ${own} AND "tick_ms" < $3 AND "tick_ms" < (SELECT max("tick_ms") FROM ${ref} WHERE ${own})`,
+    list: `SELECT "schedule_name", max("tick_ms") AS last_tick_ms, count(*) AS ticks FROM ${ref} WHERE "table_name" = $1 GROUP BY "schedule_name" ORDER BY "schedule_name"`,
+  };
+}
