@@ -51,6 +51,7 @@ export interface DriverCapabilities {
    * `UnsupportedControlError` (code `UNSUPPORTED_CONTROL`).
    */
   readonly controls: boolean;
+  /**
    * Whether the driver keeps a schedule ledger ({@link Driver.scheduleLedger}), which
    * `broker.schedule` needs. Default false: `broker.schedule` is refused with `UnsupportedFormError`.
    */
@@ -158,6 +159,7 @@ export interface Driver {
    * a driver without it leaves it out and declares no `controls`.
    */
   readonly controls?: ControlStore;
+  /**
    * The schedule ledger (`src/schedule-ledger.ts`): present where `capabilities.schedules` is
    * true, absent otherwise.
    */
