@@ -118,7 +118,11 @@ export function rowclaimPostgres(
   const run = handlerOf(handler);
   const parts = variantParts(form, variant);
   const limitSuffix = keyLimit === undefined ? "" : `_limit_${keyLimit}`;
-  const table = benchTable(`rowclaim_wsbench_${form.toLowerCase()}${parts.suffix}${limitSuffix}`, form, keyLimit);
+  const table = benchTable(
+    `rowclaim_wsbench_${form.toLowerCase()}${parts.suffix}${limitSuffix}`,
+    form,
+    keyLimit,
+  );
   const options: SubscribeOptions =
     variant === undefined
       ? extra
