@@ -7,6 +7,7 @@
  */
 import type { Claimer } from "./forms.js";
 import type { Logger } from "./logger.js";
+import type { OperationsDriver } from "./operations-driver.js";
 import type { PublishRow, RowId } from "./rows.js";
 import type { ClaimFormName, IsolationLevel, TableDefinition, TransactionMode } from "./table.js";
 
@@ -131,6 +132,12 @@ export interface Driver {
   databaseTime?(): Promise<Date>;
   /** The recommended `CREATE TABLE` and claim-order index for `table`, as SQL text. */
   schemaSql(table: TableDefinition): string;
+  /**
+   * The operations capability (cancel, remove, retry now, redrive, prune, row listing), as one
+   * object: see `operations-driver.ts`. Optional: without it those operations fail with
+   * `UNSUPPORTED_FORM`.
+   */
+  readonly operations?: OperationsDriver;
   /** Releases everything the driver holds: a pool it created is ended; a pool the user gave is left open. */
   close(): Promise<void>;
 }
