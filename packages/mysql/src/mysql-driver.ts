@@ -16,6 +16,7 @@ import {
   InvalidArgumentError,
   isolationLevels,
   type OpenOptions,
+  type OperationsDriver,
   type OptionKeySet,
   type ProbeName,
   type PublishRow,
@@ -30,6 +31,7 @@ import type { ClaimerContext } from "./claimer-context.js";
 import type { PoolLike } from "./client.js";
 import { MysqlLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
+import { mysqlOperations } from "./operations.js";
 import { createOwnPool } from "./own-pool.js";
 import { MysqlProbes } from "./probe.js";
 import { assertInTransaction, publishClient, publishRows } from "./publish.js";
@@ -125,6 +127,8 @@ export class MysqlDriver implements Driver {
   readonly capabilities = mysqlCapabilities;
   /** The pool the driver runs on. */
   readonly pool: PoolLike;
+  /** The operations capability (cancel, redrive, prune, row listing): see `operations.ts`. */
+  readonly operations: OperationsDriver;
   /**
    * Type only: transactional handler bodies (`delivery.transaction(async (client) => …)`) receive
    * the mysql2/promise `PoolConnection` of the transaction.
@@ -171,6 +175,7 @@ export class MysqlDriver implements Driver {
       );
     }
     this.#bounded = new BoundedPool(this.pool, acquireTimeoutMs);
+    this.operations = mysqlOperations(this.#bounded);
     this.#assumeServerVersion = options.assumeServerVersion;
     this.#probes = new MysqlProbes(this.#bounded, options.skipProbes);
   }
