@@ -16,6 +16,7 @@ import {
   driverCapabilities,
   InvalidArgumentError,
   type OpenOptions,
+  type OperationsDriver,
   type OptionKeySet,
   type PublishRow,
   type RowId,
@@ -29,6 +30,7 @@ import { type BusyRetryOptions, type BusyRetryPolicy, busyRetryPolicy, retryBusy
 import type { SqliteDatabase } from "./database.js";
 import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
+import { sqliteOperations } from "./operations.js";
 import { TablePublisher } from "./publish.js";
 import { schemaSql } from "./schema.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
@@ -150,6 +152,8 @@ export class SqliteDriver implements Driver {
    * be synchronous.
    */
   declare readonly "~transactionClient"?: Database.Database;
+  /** The operations capability (cancel, redrive, prune, row listing): see `operations.ts`. */
+  readonly operations: OperationsDriver;
   readonly #owned: boolean;
   readonly #busy: BusyRetryPolicy;
   readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();
@@ -197,6 +201,7 @@ export class SqliteDriver implements Driver {
         "createSqliteDriver() needs { filename: string } or { database: Database }.",
       );
     }
+    this.operations = sqliteOperations(this.database, this.#busy);
   }
 
   /**
