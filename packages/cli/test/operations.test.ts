@@ -58,23 +58,47 @@ describe.each(["sqlite", "postgres", "mysql"] as const)("the operations commands
         { payload: "a", group: "work", runAt: new Date(Date.now() + 3600_000) },
         { payload: "b", group: "work", runAt: new Date(Date.now() + 3600_000) },
       ]);
-      await broker.publishMany(table, [1, 2, 3].map((n) => ({ payload: n, group: "dead" })));
-      await broker.publishMany(table, [1, 2, 3].map((n) => ({ payload: n, group: "done" })));
+      await broker.publishMany(
+        table,
+        [1, 2, 3].map((n) => ({ payload: n, group: "dead" })),
+      );
+      await broker.publishMany(
+        table,
+        [1, 2, 3].map((n) => ({ payload: n, group: "done" })),
+      );
       const q = (column: string): string => quoteIdentifier(dialect, column);
       const rows = (): Promise<Record<string, unknown>[]> =>
         admin.query(`SELECT * FROM ${q(name)} ORDER BY ${q("id")}`);
       const subscription = await broker.subscribe(table, () => ack(), { group: "done", pollInterval: 20 });
-      await waitFor("the done rows processed", async () =>
-        (await rows()).filter((row) => row.processed_at !== null).length === 3,
+      await waitFor(
+        "the done rows processed",
+        async () => (await rows()).filter((row) => row.processed_at !== null).length === 3,
       );
       await subscription.stop();
 
-      const cancelled = await runMain(["cancel", "--config", config, "--id", String(queued[0]), "--id", "999999"]);
+      const cancelled = await runMain([
+        "cancel",
+        "--config",
+        config,
+        "--id",
+        String(queued[0]),
+        "--id",
+        "999999",
+      ]);
       expect(cancelled.stdout).toContain("cancelled 1 row(s)");
       expect(cancelled.stdout).toContain("matched no queued row: 999999");
       expect(cancelled.code).toBe(1);
 
-      const redriven = await runMain(["redrive", "--config", config, "--all", "--group", "work", "--batch-size", "2"]);
+      const redriven = await runMain([
+        "redrive",
+        "--config",
+        config,
+        "--all",
+        "--group",
+        "work",
+        "--batch-size",
+        "2",
+      ]);
       expect(redriven.stderr).toBe("");
       expect(redriven.stdout).toContain("redrove 3 dead row(s) in 2 batch(es)");
       expect(redriven.code).toBe(0);
