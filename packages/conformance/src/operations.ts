@@ -191,6 +191,36 @@ export function operationsSuite(harness: ConformanceHarness): void {
     conformanceTest(
       harness,
       SUITE,
+      "cancel by key deletes the queued row of each key and reports keys no queued row holds",
+      async (fx) => {
+        const caps = await fx.capabilities();
+        const form = caps.forms.find((candidate) => candidate !== "rowLock");
+        if (form === undefined)
+          return fx.skip("the driver offers neither the lease nor the advisory lock form");
+        const broker = await operationsBroker(fx);
+        if (broker.driver.publishUnique === undefined)
+          return fx.skip(
+            `the ${fx.harness.name} driver has no unique jobs (publishUnique), so no table has a key column`,
+          );
+        const table = await fx.table(form, { roles: ["attempt", "runAt", "key"] });
+        const first = await broker.publish(table, 1, {
+          key: "first",
+          runAt: new Date(Date.now() + 3600_000),
+        });
+        await broker.publish(table, 2, { key: "second", runAt: new Date(Date.now() + 3600_000) });
+        const result = await cancel(broker, table, { keys: ["first", "none"] });
+        expect(result.changed.map(idKey)).toEqual([idKey(first.id)]);
+        expect(result.inWork).toEqual([]);
+        expect(result.missing).toEqual(["none"]);
+        const page = await listRows(broker, table, { filter: { keys: ["second"] } });
+        expect(page.rows.map((row) => row.key)).toEqual(["second"]);
+        expect((await fx.rows(table)).length).toBe(1);
+      },
+    );
+
+    conformanceTest(
+      harness,
+      SUITE,
       "redrive from a dead-letter table moves the rows back into the table, in order, and deletes them there",
       async (fx) => {
         const caps = await fx.capabilities();
