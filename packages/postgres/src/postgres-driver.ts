@@ -17,11 +17,13 @@ import {
   type OpenOptions,
   type OptionKeySet,
   type ProbeName,
+  type PublishResult,
   type PublishRow,
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
   type WakeListener,
+  type UniquePublishRow,
 } from "@rowclaim/core";
 import pg from "pg";
 import { PostgresAdvisoryClaimer } from "./advisory.js";
@@ -33,6 +35,8 @@ import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
 import { PostgresProbes } from "./probe.js";
 import { Publisher } from "./publish.js";
+import { checkUniqueIndex } from "./unique-check.js";
+import { UniquePublisher } from "./unique-publish.js";
 import { PostgresRowLockClaimer } from "./row-lock.js";
 import { assertNamesUsable, checkColumns, checkStatements } from "./schema-check.js";
 import { Settlements } from "./settle.js";
@@ -219,6 +223,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
   const probes = new PostgresProbes(boundedPool, options.skipProbes);
   const statementPool = probes.pool;
   const publisher = new Publisher(statementPool, notify ? channelFor : null);
+  const uniquePublisher = new UniquePublisher(statementPool, notify ? channelFor : null);
   let serverVersion: Promise<{ num: number; text: string }> | undefined;
   let closed = false;
 
@@ -260,6 +265,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
         [...new Set([...table.allColumns, ...keyColumns])],
         claimPurpose,
       );
+      await checkUniqueIndex(connection, table);
       const deadLetterTable =
         table.deadLetter !== undefined && "table" in table.deadLetter ? table.deadLetter.table : undefined;
       if (deadLetterTable !== undefined) {
@@ -412,6 +418,12 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       publishOptions: DriverPublishOptions,
     ): Promise<readonly RowId[]> {
       return publisher.publish(table, rows, publishOptions.client);
+    },
+    publishUnique(
+      table: TableDefinition,
+      rows: readonly UniquePublishRow[],
+    ): Promise<readonly PublishResult[]> {
+      return uniquePublisher.publish(table, rows);
     },
     schemaSql,
     async close(): Promise<void> {
