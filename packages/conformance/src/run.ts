@@ -31,6 +31,7 @@ import { shutdownSuite } from "./shutdown.js";
 import { startupSuite } from "./startup.js";
 import { transactionalSuite } from "./transactional.js";
 import { transactionsSuite } from "./transactions.js";
+import { uniqueSuite } from "./unique.js";
 import { wakeSuite } from "./wake.js";
 
 /** Every sub-suite, by name, in the order {@link runConformance} registers them. */
@@ -61,6 +62,7 @@ export const conformanceSuites = Object.freeze({
   identifiers: identifiersSuite,
   robustness: robustnessSuite,
   memory: memorySuite,
+  unique: uniqueSuite,
 } satisfies Record<string, (harness: ConformanceHarness) => void>);
 
 /**
