@@ -17,11 +17,13 @@ import {
   InvalidArgumentError,
   type OpenOptions,
   type OptionKeySet,
+  type PublishResult,
   type PublishRow,
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
   UnsupportedFormError,
+  type UniquePublishRow,
 } from "@rowclaim/core";
 import Database from "better-sqlite3";
 import { SqliteAdvisoryClaimer } from "./advisory.js";
@@ -30,6 +32,7 @@ import type { SqliteDatabase } from "./database.js";
 import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { TablePublisher } from "./publish.js";
+import { publishUniqueRows } from "./unique-publish.js";
 import { schemaSql } from "./schema.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
 
@@ -269,6 +272,33 @@ export class SqliteDriver implements Driver {
       return await retryBusy(this.database, this.#busy, () => target.publish(this.database, rows), "join");
     } catch (error) {
       throw normalizeError(error, context);
+    }
+  }
+
+  /**
+   * Unique publishes (tables with a key column): each row in an `IMMEDIATE` transaction, the
+   * key's unique index deciding; `SQLITE_BUSY` retried as for publishes.
+   */
+  async publishUnique(
+    table: TableDefinition,
+    rows: readonly UniquePublishRow[],
+    options: DriverPublishOptions,
+  ): Promise<readonly PublishResult[]> {
+    this.#assertOpen(table);
+    if (options.client !== undefined) {
+      throw new InvalidArgumentError(`publish(${table.name}): a unique publish takes no client.`, {
+        table: table.name,
+      });
+    }
+    try {
+      return await retryBusy(
+        this.database,
+        this.#busy,
+        () => publishUniqueRows(this.database, table, rows),
+        "join",
+      );
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation: "unique publish" });
     }
   }
 
