@@ -12,12 +12,12 @@ import { pathToFileURL } from "node:url";
 import {
   ack,
   type Broker,
-  type UniqueOptions,
   BrokerError,
   createBroker,
   type Driver,
   defineTable,
   silentLogger,
+  type UniqueOptions,
 } from "@rowclaim/core";
 import { CHILD_CONFIG_ENV, type ChildConfig, type ChildEvent } from "./child-protocol.js";
 

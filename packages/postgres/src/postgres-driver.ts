@@ -22,8 +22,8 @@ import {
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
-  type WakeListener,
   type UniquePublishRow,
+  type WakeListener,
 } from "@rowclaim/core";
 import pg from "pg";
 import { PostgresAdvisoryClaimer } from "./advisory.js";
@@ -35,8 +35,6 @@ import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
 import { PostgresProbes } from "./probe.js";
 import { Publisher } from "./publish.js";
-import { checkUniqueIndex } from "./unique-check.js";
-import { UniquePublisher } from "./unique-publish.js";
 import { PostgresRowLockClaimer } from "./row-lock.js";
 import { assertNamesUsable, checkColumns, checkStatements } from "./schema-check.js";
 import { Settlements } from "./settle.js";
@@ -55,6 +53,8 @@ import {
   serverVersionSql,
   settleStatements,
 } from "./sql.js";
+import { checkUniqueIndex } from "./unique-check.js";
+import { UniquePublisher } from "./unique-publish.js";
 import { assertServerVersion, parseServerVersionNum, versionNumFromText } from "./version.js";
 
 /** How the driver reaches the database: a pool you own, or a connection string. */

@@ -12,9 +12,10 @@
  *
  * @module
  */
-import { uniqueIndexSql } from "./unique-sql.js";
+
 import { createHash } from "node:crypto";
 import type { IsolationLevel, TableDefinition } from "@rowclaim/core";
+import { uniqueIndexSql } from "./unique-sql.js";
 
 /** Quotes an identifier for PostgreSQL: wraps it in double quotes, doubling any inside. */
 export function quoteIdent(name: string): string {

@@ -22,8 +22,8 @@ import {
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
-  UnsupportedFormError,
   type UniquePublishRow,
+  UnsupportedFormError,
 } from "@rowclaim/core";
 import Database from "better-sqlite3";
 import { SqliteAdvisoryClaimer } from "./advisory.js";
@@ -32,9 +32,9 @@ import type { SqliteDatabase } from "./database.js";
 import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { TablePublisher } from "./publish.js";
-import { publishUniqueRows } from "./unique-publish.js";
 import { schemaSql } from "./schema.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
+import { publishUniqueRows } from "./unique-publish.js";
 
 /** Options every SQLite driver takes. */
 export interface SqliteDriverCommonOptions {

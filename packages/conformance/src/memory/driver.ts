@@ -24,10 +24,10 @@ import type { ClaimerContext, MemoryCall } from "./context.js";
 import { MemoryLeaseClaimer } from "./lease.js";
 import { MemoryPool } from "./pool.js";
 import { insertRows } from "./publish.js";
-import { publishUniqueRows } from "./unique-publish.js";
 import { MemoryRowLockClaimer } from "./row-lock.js";
 import { checkSchema, schemaSql } from "./schema.js";
 import { MemoryDatabase } from "./store.js";
+import { publishUniqueRows } from "./unique-publish.js";
 
 /** What {@link createMemoryDriver} takes. Every option has a default. */
 export interface MemoryDriverOptions {
