@@ -56,4 +56,5 @@ export { startupSuite } from "./startup.js";
 export { transactionalSuite } from "./transactional.js";
 export type { TransactionalChildConfig, TransactionalDriverModule } from "./transactional-support.js";
 export { transactionsSuite } from "./transactions.js";
+export { uniqueSuite } from "./unique.js";
 export { wakeSuite } from "./wake.js";

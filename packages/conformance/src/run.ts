@@ -32,6 +32,7 @@ import { shutdownSuite } from "./shutdown.js";
 import { startupSuite } from "./startup.js";
 import { transactionalSuite } from "./transactional.js";
 import { transactionsSuite } from "./transactions.js";
+import { uniqueSuite } from "./unique.js";
 import { wakeSuite } from "./wake.js";
 
 /** Every sub-suite, by name, in the order {@link runConformance} registers them. */
@@ -63,6 +64,7 @@ export const conformanceSuites = Object.freeze({
   robustness: robustnessSuite,
   memory: memorySuite,
   operations: operationsSuite,
+  unique: uniqueSuite,
 } satisfies Record<string, (harness: ConformanceHarness) => void>);
 
 /**
