@@ -21,6 +21,7 @@ import { keyLimitsSuite } from "./key-limits.js";
 import { leaseSuite } from "./lease.js";
 import { lockingSuite } from "./locking.js";
 import { memorySuite } from "./memory.js";
+import { operationsSuite } from "./operations.js";
 import { outcomesSuite } from "./outcomes.js";
 import { payloadSuite } from "./payload.js";
 import { poisonSuite } from "./poison.js";
@@ -35,6 +36,7 @@ import { startupSuite } from "./startup.js";
 import { statusSuite } from "./status.js";
 import { transactionalSuite } from "./transactional.js";
 import { transactionsSuite } from "./transactions.js";
+import { uniqueSuite } from "./unique.js";
 import { wakeSuite } from "./wake.js";
 
 /** Every sub-suite, by name, in the order {@link runConformance} registers them. */
@@ -69,6 +71,8 @@ export const conformanceSuites = Object.freeze({
   robustness: robustnessSuite,
   schedules: schedulesSuite,
   memory: memorySuite,
+  operations: operationsSuite,
+  unique: uniqueSuite,
 } satisfies Record<string, (harness: ConformanceHarness) => void>);
 
 /**

@@ -8,10 +8,12 @@
 import type { ControlStore } from "./control-store.js";
 import type { Claimer } from "./forms.js";
 import type { Logger } from "./logger.js";
+import type { OperationsDriver } from "./operations-driver.js";
 import type { QueueStatusReader } from "./queue-status.js";
 import type { PublishRow, RowId } from "./rows.js";
 import type { ScheduleLedger } from "./schedule-ledger.js";
 import type { ClaimFormName, IsolationLevel, TableDefinition, TransactionMode } from "./table.js";
+import type { PublishResult, UniquePublishRow } from "./unique.js";
 
 /** What a driver offers. The broker refuses a table the capabilities do not cover, before it touches the database. */
 export interface DriverCapabilities {
@@ -135,6 +137,20 @@ export interface Driver {
     rows: readonly PublishRow[],
     options: DriverPublishOptions,
   ): Promise<readonly RowId[]>;
+  /**
+   * Optional (unique jobs, tables with a `key` column): inserts each row, in order, unless a
+   * queued row holds its key; then keeps that row or replaces its payload, run time, priority
+   * and headers, as the row's `onConflict` says. The database's unique index on the key column
+   * decides (never a read before the insert); races between publishers (the holder claimed or
+   * finished between insert and read, serialization failures, deadlocks, duplicate keys) are
+   * retried inside, up to `UNIQUE_PUBLISH_ATTEMPTS`. A row with `key: null` is a plain insert.
+   * Never waits for a handler: the claim has written NULL into the key of every row in work.
+   */
+  publishUnique?(
+    table: TableDefinition,
+    rows: readonly UniquePublishRow[],
+    options: DriverPublishOptions,
+  ): Promise<readonly PublishResult[]>;
   /** Listens for publishes made by other processes to `table`, calling `onWake` for each. Optional. */
   listen?(table: TableDefinition, onWake: () => void): Promise<WakeListener>;
   /**
@@ -166,6 +182,12 @@ export interface Driver {
   readonly scheduleLedger?: ScheduleLedger;
   /** The recommended `CREATE TABLE` and claim-order index for `table`, as SQL text. */
   schemaSql(table: TableDefinition): string;
+  /**
+   * The operations capability (cancel, remove, retry now, redrive, prune, row listing), as one
+   * object: see `operations-driver.ts`. Optional: without it those operations fail with
+   * `UNSUPPORTED_FORM`.
+   */
+  readonly operations?: OperationsDriver;
   /** Releases everything the driver holds: a pool it created is ended; a pool the user gave is left open. */
   close(): Promise<void>;
 }

@@ -16,14 +16,17 @@ import {
   InvalidArgumentError,
   isolationLevels,
   type OpenOptions,
+  type OperationsDriver,
   type OptionKeySet,
   type ProbeName,
+  type PublishResult,
   type PublishRow,
   type QueueStatusReader,
   type RowId,
   refuseUnknownOptions,
   type ScheduleLedger,
   type TableDefinition,
+  type UniquePublishRow,
 } from "@rowclaim/core";
 import type { PoolConnection } from "mysql2/promise";
 import { MysqlAdvisoryClaimer } from "./advisory.js";
@@ -33,6 +36,7 @@ import type { PoolLike } from "./client.js";
 import { MysqlControlStore } from "./controls.js";
 import { MysqlLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
+import { mysqlOperations } from "./operations.js";
 import { createOwnPool } from "./own-pool.js";
 import { MysqlProbes } from "./probe.js";
 import { assertInTransaction, publishClient, publishRows } from "./publish.js";
@@ -42,6 +46,7 @@ import { mysqlScheduleLedger } from "./schedule-ledger.js";
 import { checkSchema, findClaimIndex } from "./schema-check.js";
 import { readServerInfo, type ServerInfo } from "./server-info.js";
 import { claimOrderColumns, createTableSql, TableStatements } from "./sql.js";
+import { publishUniqueRows } from "./unique-publish.js";
 import { assertFloor, parseServerVersion } from "./version.js";
 
 /**
@@ -135,6 +140,8 @@ export class MysqlDriver implements Driver {
   readonly pool: PoolLike;
   /** The schedule ledger (`src/schedule-ledger.ts`). */
   readonly scheduleLedger: ScheduleLedger;
+  /** The operations capability (cancel, redrive, prune, row listing): see `operations.ts`. */
+  readonly operations: OperationsDriver;
   /**
    * Type only: transactional handler bodies (`delivery.transaction(async (client) => …)`) receive
    * the mysql2/promise `PoolConnection` of the transaction.
@@ -185,6 +192,7 @@ export class MysqlDriver implements Driver {
       );
     }
     this.#bounded = new BoundedPool(this.pool, acquireTimeoutMs);
+    this.operations = mysqlOperations(this.#bounded);
     this.#assumeServerVersion = options.assumeServerVersion;
     this.#probes = new MysqlProbes(this.#bounded, options.skipProbes);
     this.queueStatus = mysqlStatusReader(this.#bounded);
@@ -329,6 +337,24 @@ export class MysqlDriver implements Driver {
     }
     if (options.client !== undefined && rows.length > 0) await assertInTransaction(client, table);
     return publishRows(client, server, table, rows);
+  }
+
+  /**
+   * Unique publishes (tables with a key column): each row inserted, the key's unique index
+   * deciding; a refused row keeps or replaces the queued holder. Races are retried inside.
+   */
+  async publishUnique(
+    table: TableDefinition,
+    rows: readonly UniquePublishRow[],
+    options: DriverPublishOptions,
+  ): Promise<readonly PublishResult[]> {
+    this.#assertOpen(table);
+    if (options.client !== undefined) {
+      throw new InvalidArgumentError(`publish(${table.name}): a unique publish takes no client.`, {
+        table: table.name,
+      });
+    }
+    return publishUniqueRows(this.#bounded, table, rows);
   }
 
   schemaSql(table: TableDefinition): string {

@@ -18,10 +18,12 @@ import {
   type OpenOptions,
   type OptionKeySet,
   type ProbeName,
+  type PublishResult,
   type PublishRow,
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
+  type UniquePublishRow,
   type WakeListener,
 } from "@rowclaim/core";
 import pg from "pg";
@@ -32,6 +34,7 @@ import { PostgresControlStore } from "./controls.js";
 import { PostgresLeaseClaimer } from "./lease.js";
 import { ChannelListener, channelFor } from "./listen.js";
 import { normalizeError } from "./normalize-error.js";
+import { postgresOperations } from "./operations.js";
 import type { PoolLike } from "./pool-like.js";
 import { PostgresProbes } from "./probe.js";
 import { Publisher } from "./publish.js";
@@ -55,6 +58,8 @@ import {
   serverVersionSql,
   settleStatements,
 } from "./sql.js";
+import { checkUniqueIndex } from "./unique-check.js";
+import { UniquePublisher } from "./unique-publish.js";
 import { assertServerVersion, parseServerVersionNum, versionNumFromText } from "./version.js";
 
 /** How the driver reaches the database: a pool you own, or a connection string. */
@@ -246,6 +251,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
     boundedPool,
     notify && options.watchControls === true ? boundedPool : undefined,
   );
+  const uniquePublisher = new UniquePublisher(statementPool, notify ? channelFor : null);
   let serverVersion: Promise<{ num: number; text: string }> | undefined;
   let closed = false;
 
@@ -287,6 +293,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
         [...new Set([...table.allColumns, ...keyColumns])],
         claimPurpose,
       );
+      await checkUniqueIndex(connection, table);
       const deadLetterTable =
         table.deadLetter !== undefined && "table" in table.deadLetter ? table.deadLetter.table : undefined;
       if (deadLetterTable !== undefined) {
@@ -446,7 +453,14 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
     ): Promise<readonly RowId[]> {
       return publisher.publish(table, rows, publishOptions.client);
     },
+    publishUnique(
+      table: TableDefinition,
+      rows: readonly UniquePublishRow[],
+    ): Promise<readonly PublishResult[]> {
+      return uniquePublisher.publish(table, rows);
+    },
     schemaSql,
+    operations: postgresOperations(statementPool),
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

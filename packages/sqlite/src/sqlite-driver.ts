@@ -16,13 +16,16 @@ import {
   driverCapabilities,
   InvalidArgumentError,
   type OpenOptions,
+  type OperationsDriver,
   type OptionKeySet,
+  type PublishResult,
   type PublishRow,
   type QueueStatusReader,
   type RowId,
   refuseUnknownOptions,
   type ScheduleLedger,
   type TableDefinition,
+  type UniquePublishRow,
   UnsupportedFormError,
 } from "@rowclaim/core";
 import Database from "better-sqlite3";
@@ -32,11 +35,13 @@ import { SqliteControlStore } from "./controls.js";
 import type { SqliteDatabase } from "./database.js";
 import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
+import { sqliteOperations } from "./operations.js";
 import { TablePublisher } from "./publish.js";
 import { sqliteStatusReader } from "./queue-status.js";
 import { sqliteScheduleLedger } from "./schedule-ledger.js";
 import { schemaSql } from "./schema.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
+import { publishUniqueRows } from "./unique-publish.js";
 
 /** Options every SQLite driver takes. */
 export interface SqliteDriverCommonOptions {
@@ -166,6 +171,8 @@ export class SqliteDriver implements Driver {
   #statusReader: QueueStatusReader | undefined;
   /** The schedule ledger (`src/schedule-ledger.ts`), on {@link SqliteDriver.database}. */
   readonly scheduleLedger: ScheduleLedger;
+  /** The operations capability (cancel, redrive, prune, row listing): see `operations.ts`. */
+  readonly operations: OperationsDriver;
   readonly #owned: boolean;
   readonly #busy: BusyRetryPolicy;
   readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();
@@ -217,6 +224,7 @@ export class SqliteDriver implements Driver {
     }
     this.controls = new SqliteControlStore(this.database, this.#busy);
     this.scheduleLedger = sqliteScheduleLedger(this.database, this.#busy);
+    this.operations = sqliteOperations(this.database, this.#busy);
   }
 
   /**
@@ -289,6 +297,33 @@ export class SqliteDriver implements Driver {
       return await retryBusy(this.database, this.#busy, () => target.publish(this.database, rows), "join");
     } catch (error) {
       throw normalizeError(error, context);
+    }
+  }
+
+  /**
+   * Unique publishes (tables with a key column): each row in an `IMMEDIATE` transaction, the
+   * key's unique index deciding; `SQLITE_BUSY` retried as for publishes.
+   */
+  async publishUnique(
+    table: TableDefinition,
+    rows: readonly UniquePublishRow[],
+    options: DriverPublishOptions,
+  ): Promise<readonly PublishResult[]> {
+    this.#assertOpen(table);
+    if (options.client !== undefined) {
+      throw new InvalidArgumentError(`publish(${table.name}): a unique publish takes no client.`, {
+        table: table.name,
+      });
+    }
+    try {
+      return await retryBusy(
+        this.database,
+        this.#busy,
+        () => publishUniqueRows(this.database, table, rows),
+        "join",
+      );
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation: "unique publish" });
     }
   }
 

@@ -23,6 +23,7 @@ import { type MemoryClock, systemClock } from "./clock.js";
 import type { ClaimerContext, MemoryCall } from "./context.js";
 import { memoryControlStore } from "./controls.js";
 import { MemoryLeaseClaimer } from "./lease.js";
+import { memoryOperations } from "./operations.js";
 import { MemoryPool } from "./pool.js";
 import { insertRows } from "./publish.js";
 import { memoryStatusReader } from "./queue-status.js";
@@ -30,6 +31,7 @@ import { MemoryRowLockClaimer } from "./row-lock.js";
 import { memoryScheduleLedger } from "./schedule-ledger.js";
 import { checkSchema, schemaSql } from "./schema.js";
 import { MemoryDatabase } from "./store.js";
+import { publishUniqueRows } from "./unique-publish.js";
 
 /** What {@link createMemoryDriver} takes. Every option has a default. */
 export interface MemoryDriverOptions {
@@ -154,6 +156,19 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
       await trip(table.name, "publish");
       return insertRows(database, table, rows);
     },
+    async publishUnique(table, rows, publishOptions) {
+      guard("publish", table);
+      if (publishOptions.client !== undefined) {
+        throw new InvalidArgumentError(
+          `The ${name} driver cannot publish inside a caller's transaction; leave out { client }.`,
+          {
+            table: table.name,
+          },
+        );
+      }
+      await trip(table.name, "publish");
+      return publishUniqueRows(database, table, rows);
+    },
     async databaseTime() {
       guard("read the database's clock", undefined);
       await trip("", "databaseTime");
@@ -161,6 +176,7 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
     },
     queueStatus: memoryStatusReader(database, (table) => trip(table, "queueStatus")),
     schemaSql: (table) => schemaSql(table),
+    operations: memoryOperations(database, trip),
     async close() {
       if (closed) return;
       closed = true;
