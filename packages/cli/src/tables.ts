@@ -50,6 +50,8 @@ export interface StandardTableOptions {
   readonly processedAt?: boolean;
   /** Whether the table has a `headers` column. Default false. */
   readonly headers?: boolean;
+  /** Whether the table has a `job_key` column and its unique index (unique jobs). Default false. */
+  readonly uniqueKey?: boolean;
   /**
    * The advisory key template (advisory form). Placeholders that name no standard column become
    * extra columns. Default `"<name>:{queue}"`: one row of each queue at a time.
@@ -79,6 +81,7 @@ export function standardTable(options: StandardTableOptions): TableDefinition {
   if (options.processedAt === true) roles.push("processedAt");
   if (options.form === "lease") roles.push("lockedUntil");
   if (options.headers === true) roles.push("headers");
+  if (options.uniqueKey === true) roles.push("key");
   const columns: Partial<Record<ColumnRole, string>> = {};
   for (const role of roles) columns[role] = standardColumns[role];
   const taken = new Set(Object.values(columns));

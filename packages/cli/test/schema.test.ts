@@ -32,6 +32,15 @@ describe.each(["sqlite", "postgres", "mysql"] as const)("rowclaim schema --diale
     expect(result.stdout).toMatch(/INDEX|KEY/);
   });
 
+  it("adds job_key and its unique index with --unique-key", async () => {
+    const result = await runMain(["schema", "--dialect", dialect, "--table", "jobs", "--unique-key"]);
+    expect(result.code).toBe(0);
+    const q = quote[dialect];
+    expect(result.stdout).toContain(`${q}job_key${q}`);
+    expect(result.stdout).toContain(`${q}jobs_key${q}`);
+    expect(result.stdout).toMatch(/UNIQUE (INDEX|KEY)/);
+  });
+
   it("leaves locked_until out of a row lock or advisory table and adds the key's columns to an advisory one", async () => {
     const q = quote[dialect];
     const rowLock = await runMain([

@@ -49,6 +49,10 @@ export const tableShapeFlags: Readonly<Record<string, FlagSpec>> = Object.freeze
     description: "Add processed_at: ack marks rows instead of deleting them.",
   },
   headers: { type: "boolean", description: "Add a headers column (a JSON map beside the payload)." },
+  "unique-key": {
+    type: "boolean",
+    description: "Add job_key and its unique index (unique jobs; lease and advisory forms).",
+  },
 });
 
 /** The table the shape flags describe. */
@@ -68,6 +72,7 @@ export function tableFromFlags(flags: ParsedFlags, command: string): TableDefini
     payloadType: stringFlag(flags, "payload-type", "json") as PayloadType,
     processedAt: booleanFlag(flags, "processed-at"),
     headers: booleanFlag(flags, "headers"),
+    uniqueKey: booleanFlag(flags, "unique-key"),
     ...(form === "advisory" ? { key: key ?? defaultKey(name) } : {}),
   });
 }
@@ -98,7 +103,8 @@ export const schemaCommand: Command = {
     summary: "print the recommended CREATE TABLE and index for a queue table",
     details: [
       "Columns: id, payload, attempt, run_at, priority, queue (the group), and with the flags below",
-      "processed_at, headers, locked_until (lease form) and the columns an advisory key names.",
+      "processed_at, headers, job_key (--unique-key), locked_until (lease form) and the columns an",
+      "advisory key names.",
       "Nothing is executed: pipe the output into psql, mariadb or sqlite3. With a config module",
       "(--config, or rowclaim.config.mjs here), the tables are your own descriptions instead.",
     ],
