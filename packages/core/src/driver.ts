@@ -7,6 +7,7 @@
  */
 import type { Claimer } from "./forms.js";
 import type { Logger } from "./logger.js";
+import type { OperationsDriver } from "./operations-driver.js";
 import type { QueueStatusReader } from "./queue-status.js";
 import type { PublishRow, RowId } from "./rows.js";
 import type { ClaimFormName, IsolationLevel, TableDefinition, TransactionMode } from "./table.js";
@@ -137,6 +138,12 @@ export interface Driver {
   readonly queueStatus?: QueueStatusReader;
   /** The recommended `CREATE TABLE` and claim-order index for `table`, as SQL text. */
   schemaSql(table: TableDefinition): string;
+  /**
+   * The operations capability (cancel, remove, retry now, redrive, prune, row listing), as one
+   * object: see `operations-driver.ts`. Optional: without it those operations fail with
+   * `UNSUPPORTED_FORM`.
+   */
+  readonly operations?: OperationsDriver;
   /** Releases everything the driver holds: a pool it created is ended; a pool the user gave is left open. */
   close(): Promise<void>;
 }
