@@ -4,7 +4,10 @@
  * @module
  */
 import type { BackoffOptions } from "./backoff.js";
+import { ClaimGate, controlChangeKey } from "./claim-gate.js";
 import { ClockSkewMonitor, type ClockSkewOptions } from "./clock-skew.js";
+import { checkRateLimit, controlStoreOf, readControlState, setPause } from "./control-commands.js";
+import { type ControlState, controlTableKey, type PauseOptions, type RateLimitOptions } from "./controls.js";
 import type { Handler } from "./delivery.js";
 import type { Driver, WakeListener } from "./driver.js";
 import {
@@ -165,6 +168,13 @@ export interface SubscribeOptions {
    * Default false: `delivery.transaction` is still there, and fails when called on such a driver.
    */
   readonly transactional?: boolean;
+  /**
+   * At most `limit` rows claimed per `intervalMs`, across every process, counted in the
+   * database (`src/controls.ts`): one statement before each claim, one more after a claim that
+   * took fewer rows than it was given. Needs a driver with `capabilities.controls` (else
+   * `UnsupportedControlError`). Default: no limit.
+   */
+  readonly rateLimit?: RateLimitOptions;
 }
 
 /**
@@ -339,6 +349,8 @@ export class Broker<D extends Driver = Driver> {
     this.#assertOffered(described);
     const settings = this.#settings(described, options);
     if (options.transactional === true) assertTransactionalOffered(this.driver, described);
+    if (settings.rateLimit !== undefined)
+      controlStoreOf(this.driver, described, `subscribe(${described.name}, { rateLimit })`);
     // The driver checks and prepares what this subscription will do, so it sees the dead-letter
     // target the subscription's options may have put in place of the table's.
     const table: TableDefinition =
@@ -352,6 +364,15 @@ export class Broker<D extends Driver = Driver> {
       table: table.name,
     });
     const key = wakeKey(this.driver.dialect, table);
+    const gate = this.#gate(table, settings);
+    if (settings.rateLimit !== undefined) {
+      try {
+        await (this.driver.controls as NonNullable<Driver["controls"]>).ensure();
+      } catch (error) {
+        await claimer.close().catch(() => undefined);
+        throw error;
+      }
+    }
     let removeWaker = (): void => {};
     let listener: WakeListener | undefined;
     const runner: SubscriptionRunner<Payload, Head> = new SubscriptionRunner<Payload, Head>({
@@ -362,12 +383,16 @@ export class Broker<D extends Driver = Driver> {
       settings,
       logger: this.#logger,
       observer: this.#observer,
+      ...(gate === undefined ? {} : { gate }),
       lease: {
         ...(this.#clock === undefined ? {} : { clock: this.#clock }),
         ...(skew === undefined ? {} : { skew }),
       },
       onStopped: () => {
         removeWaker();
+        gate
+          ?.close()
+          .catch((error: unknown) => this.#logger.error("Closing a control watch failed.", { err: error }));
         this.#subscriptions.delete(runner as SubscriptionRunner<unknown, unknown>);
         if (listener !== undefined) {
           this.#listeners.delete(listener);
@@ -383,6 +408,15 @@ export class Broker<D extends Driver = Driver> {
       },
     });
     removeWaker = onWake(key, () => runner.wake());
+    await gate?.listen(
+      controlChangeKey(this.driver.dialect, controlTableKey(table)),
+      () => runner.wake(),
+      (error) =>
+        this.#logger.warn(
+          `Table "${table.name}": listening for pauses from other processes failed; reading them every poll interval instead.`,
+          { err: error },
+        ),
+    );
     if (options.listen !== false && this.driver.listen !== undefined) {
       try {
         listener = await this.driver.listen(table, () => runner.wake());
@@ -570,6 +604,61 @@ export class Broker<D extends Driver = Driver> {
   }
 
   /**
+   * Pauses `table` (or one group of it, with `{ group }`) in the database: no subscription of
+   * it, in any process, starts a claim once it has seen the pause (within one poll interval;
+   * at once in this process and, on PostgreSQL with `notify: true`, in every process). Rows in
+   * work go on and settle. The pause lasts until {@link Broker.resume}, across restarts. The
+   * first pause creates the control table (`rowclaim_controls`) where it is absent.
+   *
+   * @throws {InvalidArgumentError} an unknown option, or a group on a table without a group column; nothing is written.
+   * @throws {UnsupportedControlError} the driver keeps no run-time controls.
+   */
+  async pause(table: TableDefinition, options: PauseOptions = {}): Promise<void> {
+    this.#assertOpen(table);
+    await setPause(this.driver, table, options, true);
+  }
+
+  /**
+   * Resumes what {@link Broker.pause} paused (the whole table, or the group named): its
+   * subscriptions claim again within one poll interval (at once where they hear it). Resuming
+   * the table leaves groups paused on their own paused. Resuming what is not paused does nothing.
+   *
+   * @throws {InvalidArgumentError} an unknown option, or a group on a table without a group column; nothing is written.
+   * @throws {UnsupportedControlError} the driver keeps no run-time controls.
+   */
+  async resume(table: TableDefinition, options: PauseOptions = {}): Promise<void> {
+    this.#assertOpen(table);
+    await setPause(this.driver, table, options, false);
+  }
+
+  /**
+   * Reads `table`'s pauses and rate counters from the database (one statement): whether the
+   * table is paused, which groups are, and for each rate counter its limit, what the current
+   * window used and how long a claim waits for the next one. For `status` displays.
+   *
+   * @throws {UnsupportedControlError} the driver keeps no run-time controls.
+   */
+  async controlState(table: TableDefinition): Promise<ControlState> {
+    this.#assertOpen(table);
+    return await readControlState(this.driver, table, (this.#clock?.() ?? new Date()).getTime());
+  }
+
+  /** The claim gate of a subscription, on a driver with run-time controls (refusing `rateLimit` without). */
+  #gate(table: TableDefinition, settings: SubscriptionSettings): ClaimGate | undefined {
+    const store = this.driver.capabilities.controls ? this.driver.controls : undefined;
+    if (store === undefined) return undefined;
+    const clock = this.#clock;
+    return new ClaimGate({
+      store,
+      tableKey: controlTableKey(table),
+      group: settings.group,
+      pollInterval: settings.pollInterval,
+      rate: settings.rateLimit,
+      ...(clock === undefined ? {} : { clock: () => clock().getTime() }),
+    });
+  }
+
+  /**
    * Stops claiming, lets deliveries in work settle (up to `timeout` ms, default 30 s), gives up
    * the rest (their settlements fail with `CLOSED`; row locks roll back, advisory keys unlock,
    * leases are left to run out), releases every lock and closes the driver. Resolves once the
@@ -752,6 +841,7 @@ export class Broker<D extends Driver = Driver> {
       deadLetter: retirement.deadLetter,
       backoff,
       extendLeases: options.extendLeases ?? true,
+      rateLimit: checkRateLimit(options.rateLimit, table, group, fail),
     };
   }
 

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { ControlStore } from "./control-store.js";
 import type { Claimer } from "./forms.js";
 import type { Logger } from "./logger.js";
 import type { OperationsDriver } from "./operations-driver.js";
@@ -38,6 +39,12 @@ export interface DriverCapabilities {
    * whose form is not listed is refused at subscribe with `UnsupportedFormError`.
    */
   readonly transactionalHandlers: readonly ClaimFormName[];
+  /**
+   * Whether the driver keeps run-time controls (pause, resume, rate limits) in the database: it
+   * then exposes them as {@link Driver.controls}. Default false: the broker refuses them with
+   * `UnsupportedControlError` (code `UNSUPPORTED_CONTROL`).
+   */
+  readonly controls: boolean;
 }
 
 /** What the broker tells a driver when it opens a subscription's claimer. */
@@ -136,6 +143,11 @@ export interface Driver {
    * (`readQueueStatus`, `listInWork`). Optional: without it, those refuse with `UNSUPPORTED_FORM`.
    */
   readonly queueStatus?: QueueStatusReader;
+  /**
+   * The control table (`src/control-store.ts`) where `capabilities.controls` is true. Optional:
+   * a driver without it leaves it out and declares no `controls`.
+   */
+  readonly controls?: ControlStore;
   /** The recommended `CREATE TABLE` and claim-order index for `table`, as SQL text. */
   schemaSql(table: TableDefinition): string;
   /**
@@ -155,7 +167,8 @@ export type DriverDefinition = Omit<Driver, "capabilities"> & {
 
 /**
  * Fills the optional capabilities with their defaults: no FIFO, no isolation levels or modes,
- * database-scoped keys, no cross-process wake, no transactional publish, no transactional handlers.
+ * database-scoped keys, no cross-process wake, no transactional publish, no transactional handlers,
+ * no run-time controls.
  * Class-based drivers call
  * this for their `capabilities`; object drivers use {@link defineDriver}.
  */
@@ -171,6 +184,7 @@ export function driverCapabilities(
     crossProcessWake: given.crossProcessWake ?? false,
     transactionalPublish: given.transactionalPublish ?? false,
     transactionalHandlers: Object.freeze([...(given.transactionalHandlers ?? [])]),
+    controls: given.controls ?? false,
   });
 }
 

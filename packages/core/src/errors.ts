@@ -25,7 +25,8 @@ export type BrokerErrorCode =
   | "LOCK_TIMEOUT"
   | "AUTHENTICATION"
   | "UNKNOWN_DATABASE"
-  | "CLOSE_TIMEOUT";
+  | "CLOSE_TIMEOUT"
+  | "UNSUPPORTED_CONTROL";
 
 const brand: unique symbol = Symbol.for("rowclaim.BrokerError") as never;
 

@@ -25,6 +25,20 @@ export {
   clockSkewDefaults,
 } from "./clock-skew.js";
 export { acquireWithin, type ConnectionWait } from "./connection-wait.js";
+export type { ControlRow, ControlStore, RateTake } from "./control-store.js";
+export {
+  CONTROL_TABLE,
+  type ControlScope,
+  type ControlState,
+  controlTableKey,
+  type PauseOptions,
+  parseScope,
+  type RateLimitOptions,
+  type RateState,
+  scopeText,
+  TABLE_SCOPE,
+  UnsupportedControlError,
+} from "./controls.js";
 export type { Delivery, Handler, HandlerResult } from "./delivery.js";
 export {
   type DetectedCapabilities,

@@ -61,6 +61,7 @@ export const subscribeOptionKeys = Object.freeze(
     extendLeases: true,
     listen: true,
     transactional: true,
+    rateLimit: true,
   } satisfies KeySet<SubscribeOptions>),
 );
 

@@ -7,6 +7,7 @@
  */
 import { AdvisoryRuntime } from "./advisory-runtime.js";
 import { type BackoffOptions, backoffDelay } from "./backoff.js";
+import type { Admission, ClaimGate, RateLimitSettings } from "./claim-gate.js";
 import type { Delivery, Handler } from "./delivery.js";
 import {
   BrokerError,
@@ -134,6 +135,8 @@ export interface SubscriptionSettings {
   readonly deadLetter: DeadLetterTarget | undefined;
   readonly backoff: BackoffOptions;
   readonly extendLeases: boolean;
+  /** The subscription's rate limit (`rateLimit`), if any. */
+  readonly rateLimit: RateLimitSettings | undefined;
 }
 
 /** @internal the broker's implementation of {@link Subscription}. */
@@ -184,6 +187,10 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
    */
   readonly #remembered = new Map<string, { readonly attempt: number; readonly outcome: Outcome }>();
   readonly #idleWaiters = new Set<{ readonly after: number; readonly resolve: () => void }>();
+  /** The claim gate (pauses, rate limit), on a driver with run-time controls. */
+  readonly #gate: ClaimGate | undefined;
+  /** How long the gate asked the loop to wait before the next claim (a used-up rate window). */
+  #gateWaitMs: number | undefined;
 
   constructor(args: {
     table: TableDefinition;
@@ -195,7 +202,10 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     observer: SubscriptionObserver;
     /** Lease form: the host clock and the clock-skew check. */
     lease?: LeaseRuntimeOptions;
+    /** The claim gate (`src/claim-gate.ts`), on a driver with run-time controls. */
+    gate?: ClaimGate;
   }) {
+    this.#gate = args.gate;
     this.table = args.table;
     this.group = args.settings.group;
     this.#handler = args.handler;
@@ -468,7 +478,13 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       if (found === -1) {
         await this.#signal.wait(pollInterval, this.#signal.generation);
       } else if (found === 0 && ahead.size === 0) {
-        await this.#signal.wait(pollInterval, generation);
+        // A used-up rate window ends sooner than the poll interval, maybe.
+        const gateWait = this.#gateWaitMs;
+        this.#gateWaitMs = undefined;
+        await this.#signal.wait(
+          gateWait === undefined ? pollInterval : Math.min(gateWait, pollInterval),
+          generation,
+        );
       }
     }
     await Promise.allSettled([...ahead]);
@@ -484,8 +500,17 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     const claim = this.#claimCount;
     let held: readonly HeldRow[];
     this.#claiming += 1;
+    let admission: Admission | undefined;
     try {
-      held = await this.#runtime.claim(limit);
+      if (this.#gate !== undefined) {
+        admission = await this.#gate.admit(limit);
+        if (admission.granted === 0) {
+          // Paused, or the rate window used up: no claim, and not idle (rows may be due).
+          this.#gateWaitMs = admission.waitMs;
+          return 0;
+        }
+      }
+      held = await this.#runtime.claim(admission === undefined ? limit : Math.min(limit, admission.granted));
     } catch (error) {
       this.stats.claimErrors += 1;
       this.#logger.error(
@@ -499,6 +524,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     } finally {
       this.#claiming -= 1;
     }
+    if (admission !== undefined && held.length < admission.granted)
+      void this.#gate?.unused(admission, held.length);
     this.stats.claimed += held.length;
     const claimMs = performance.now() - claimStart;
     if (held.length > 0) {
