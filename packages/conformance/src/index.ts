@@ -32,6 +32,7 @@ export { interleavingsSuite } from "./interleavings.js";
 export { leaseSuite } from "./lease.js";
 export { lockingSuite } from "./locking.js";
 export { DEFAULT_MEMORY_ROWS, HEAP_GROWTH_BOUND, memorySuite } from "./memory.js";
+export { operationsSuite } from "./operations.js";
 export { outcomesSuite } from "./outcomes.js";
 export { payloadSuite } from "./payload.js";
 export { poisonSuite } from "./poison.js";

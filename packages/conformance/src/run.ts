@@ -19,6 +19,7 @@ import { interleavingsSuite } from "./interleavings.js";
 import { leaseSuite } from "./lease.js";
 import { lockingSuite } from "./locking.js";
 import { memorySuite } from "./memory.js";
+import { operationsSuite } from "./operations.js";
 import { outcomesSuite } from "./outcomes.js";
 import { payloadSuite } from "./payload.js";
 import { poisonSuite } from "./poison.js";
@@ -61,6 +62,7 @@ export const conformanceSuites = Object.freeze({
   identifiers: identifiersSuite,
   robustness: robustnessSuite,
   memory: memorySuite,
+  operations: operationsSuite,
 } satisfies Record<string, (harness: ConformanceHarness) => void>);
 
 /**

@@ -30,6 +30,7 @@ import { HeldConnection } from "./connection.js";
 import { PostgresLeaseClaimer } from "./lease.js";
 import { ChannelListener, channelFor } from "./listen.js";
 import { normalizeError } from "./normalize-error.js";
+import { postgresOperations } from "./operations.js";
 import type { PoolLike } from "./pool-like.js";
 import { PostgresProbes } from "./probe.js";
 import { Publisher } from "./publish.js";
@@ -414,6 +415,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       return publisher.publish(table, rows, publishOptions.client);
     },
     schemaSql,
+    operations: postgresOperations(statementPool),
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

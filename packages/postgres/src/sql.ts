@@ -45,7 +45,8 @@ export interface Statement {
 /** Parameter values of a statement, by parameter name. */
 export type StatementValues = Readonly<Record<string, unknown>>;
 
-class ParamSlots {
+/** The `$n` parameter slots of one statement being built, by parameter name. */
+export class ParamSlots {
   readonly names: string[] = [];
   /** The `$n` placeholder of the named parameter (the same name yields the same placeholder). */
   ref(name: string): string {
@@ -55,7 +56,8 @@ class ParamSlots {
   }
 }
 
-function statement(purpose: string, build: (params: ParamSlots) => string): Statement {
+/** Builds a {@link Statement} from its text, whose parameters `build` names through the slots. */
+export function statement(purpose: string, build: (params: ParamSlots) => string): Statement {
   const params = new ParamSlots();
   const text = build(params);
   const name = `rowclaim_${createHash("sha1").update(text).digest("hex").slice(0, 24)}`;
@@ -131,7 +133,8 @@ export function statementValues(stmt: Statement, values: StatementValues): unkno
 // ---------------------------------------------------------------------------------------------
 // Fragments
 
-function col(alias: string, column: string): string {
+/** `alias."column"`, quoted. */
+export function col(alias: string, column: string): string {
   return `${alias}.${quoteIdent(column)}`;
 }
 
@@ -388,7 +391,7 @@ export function advisoryCandidateCount(limit: number): number {
 }
 
 /** The advisory key rendered in SQL: literals as parameters, columns cast to text, NULL as ''. */
-function renderedKey(table: TableDefinition, alias: string, p: ParamSlots): string {
+export function renderedKey(table: TableDefinition, alias: string, p: ParamSlots): string {
   const parts = table.advisoryKey?.parts ?? [];
   const rendered = parts.map((part, index) =>
     "literal" in part ? `${p.ref(`keyLiteral${index}`)}::text` : `${col(alias, part.column)}::text`,

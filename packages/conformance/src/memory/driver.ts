@@ -22,6 +22,7 @@ import { MemoryAdvisoryClaimer } from "./advisory.js";
 import { type MemoryClock, systemClock } from "./clock.js";
 import type { ClaimerContext, MemoryCall } from "./context.js";
 import { MemoryLeaseClaimer } from "./lease.js";
+import { memoryOperations } from "./operations.js";
 import { MemoryPool } from "./pool.js";
 import { insertRows } from "./publish.js";
 import { MemoryRowLockClaimer } from "./row-lock.js";
@@ -146,6 +147,7 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
       return clock.now();
     },
     schemaSql: (table) => schemaSql(table),
+    operations: memoryOperations(database, trip),
     async close() {
       if (closed) return;
       closed = true;
