@@ -11,6 +11,7 @@ export type { ChildConfig, ChildEvent } from "./child-protocol.js";
 export { claimsSuite } from "./claims.js";
 export { concurrencySuite } from "./concurrency.js";
 export { connectionsSuite } from "./connections.js";
+export { controlsSuite } from "./controls.js";
 export { crashSuite } from "./crash.js";
 export { declarationSuite } from "./declaration.js";
 export { errorsSuite } from "./errors.js";

@@ -9,6 +9,7 @@ import { batchSuite } from "./batch.js";
 import { claimsSuite } from "./claims.js";
 import { concurrencySuite } from "./concurrency.js";
 import { connectionsSuite } from "./connections.js";
+import { controlsSuite } from "./controls.js";
 import { crashSuite } from "./crash.js";
 import { declarationSuite } from "./declaration.js";
 import { errorsSuite } from "./errors.js";
@@ -56,6 +57,7 @@ export const conformanceSuites = Object.freeze({
   connections: connectionsSuite,
   pools: poolsSuite,
   concurrency: concurrencySuite,
+  controls: controlsSuite,
   crash: crashSuite,
   declaration: declarationSuite,
   errors: errorsSuite,

@@ -27,6 +27,7 @@ import pg from "pg";
 import { PostgresAdvisoryClaimer } from "./advisory.js";
 import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolMax } from "./bounded-pool.js";
 import { HeldConnection } from "./connection.js";
+import { PostgresControlStore } from "./controls.js";
 import { PostgresLeaseClaimer } from "./lease.js";
 import { ChannelListener, channelFor } from "./listen.js";
 import { normalizeError } from "./normalize-error.js";
@@ -220,6 +221,8 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
   const probes = new PostgresProbes(boundedPool, options.skipProbes);
   const statementPool = probes.pool;
   const publisher = new Publisher(statementPool, notify ? channelFor : null);
+  // Pauses and rate counters (`src/controls.ts`); with notify, pauses are heard at once.
+  const controls = new PostgresControlStore(boundedPool, notify ? boundedPool : undefined);
   let serverVersion: Promise<{ num: number; text: string }> | undefined;
   let closed = false;
 
@@ -401,7 +404,9 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       crossProcessWake: notify,
       transactionalPublish: true,
       transactionalHandlers: ["rowLock", "lease", "advisory"],
+      controls: true,
     }),
+    controls,
     pool,
     channelFor,
     detected: () => probes.detected(),

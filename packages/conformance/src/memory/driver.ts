@@ -21,6 +21,7 @@ import {
 import { MemoryAdvisoryClaimer } from "./advisory.js";
 import { type MemoryClock, systemClock } from "./clock.js";
 import type { ClaimerContext, MemoryCall } from "./context.js";
+import { memoryControlStore } from "./controls.js";
 import { MemoryLeaseClaimer } from "./lease.js";
 import { memoryOperations } from "./operations.js";
 import { MemoryPool } from "./pool.js";
@@ -70,6 +71,7 @@ export const memoryCapabilities: DriverCapabilities = driverCapabilities({
   fifo: ["rowLock", "lease"],
   isolationLevels,
   advisoryScope: "database",
+  controls: true,
 });
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -110,6 +112,10 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
     database,
     pool,
     clock,
+    controls: memoryControlStore(database, async (method) => {
+      guard("read or write the control table", undefined);
+      await trip("", method);
+    }),
     async open(table, openOptions): Promise<Claimer> {
       guard("open a subscription", table);
       await trip(table.name, "open");

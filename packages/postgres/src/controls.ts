@@ -1,0 +1,162 @@
+/**
+ * The PostgreSQL driver's control store (`ControlStore` of `@rowclaim/core`): pauses and rate
+ * counters in `rowclaim_controls` (`src/controls-sql.ts`). Each call is one statement on a
+ * connection of the pool, returned at once. With `notify: true` it also watches: one LISTEN
+ * connection per table whose pauses subscriptions of this driver follow, shared by them.
+ *
+ * @module
+ */
+import type { ControlRow, ControlStore, RateTake, WakeListener } from "@rowclaim/core";
+import {
+  controlsChannelFor,
+  controlsPresentSql,
+  controlsReadSql,
+  controlsReturnRateSql,
+  controlsSchemaSql,
+  controlsSetPausedSql,
+  controlsTakeRateSql,
+} from "./controls-sql.js";
+import { ChannelListener } from "./listen.js";
+import { normalizeError, sqlStateOf } from "./normalize-error.js";
+import type { PoolLike, QueryableLike } from "./pool-like.js";
+
+/** SQLSTATEs of a `CREATE TABLE IF NOT EXISTS` that lost a race with another one: the table is there. */
+const CREATED_MEANWHILE = new Set(["23505", "42P07"]);
+
+/** The PostgreSQL {@link ControlStore}. */
+export class PostgresControlStore implements ControlStore {
+  readonly #pool: QueryableLike;
+  readonly #listenPool: PoolLike | undefined;
+  /** Whether the control table was seen to exist (then reads go straight to it). */
+  #present = false;
+  /** Listeners by table key, shared by the watches of one table. */
+  readonly #listeners = new Map<string, { listener: Promise<ChannelListener>; watchers: Set<() => void> }>();
+
+  /**
+   * @param pool where statements run.
+   * @param listenPool where a watch takes its LISTEN connection; absent: no watch (polling only).
+   */
+  constructor(pool: QueryableLike, listenPool: PoolLike | undefined) {
+    this.#pool = pool;
+    this.#listenPool = listenPool;
+    if (listenPool !== undefined) this.watch = (table, onChange) => this.#watch(listenPool, table, onChange);
+  }
+
+  /** Set where the driver listens (`notify: true`). */
+  readonly watch?: (table: string, onChange: () => void) => Promise<WakeListener>;
+
+  async #query(table: string, what: string, text: string, values: unknown[]) {
+    try {
+      return await this.#pool.query({ text, values });
+    } catch (error) {
+      throw normalizeError(error, { table, form: "control table", statement: what });
+    }
+  }
+
+  async setPaused(table: string, scope: string, paused: boolean): Promise<void> {
+    await this.ensure();
+    await this.#query(table, "pause", controlsSetPausedSql, [
+      table,
+      scope,
+      paused,
+      controlsChannelFor(table),
+    ]);
+  }
+
+  async read(table: string): Promise<readonly ControlRow[]> {
+    if (!this.#present) {
+      const result = await this.#query(table, "control table check", controlsPresentSql, []);
+      if (result.rows[0]?.present !== true) return [];
+      this.#present = true;
+    }
+    let result: Awaited<ReturnType<QueryableLike["query"]>>;
+    try {
+      result = await this.#pool.query({ text: controlsReadSql, values: [table] });
+    } catch (error) {
+      // Dropped since it was seen: nothing is paused.
+      if (sqlStateOf(error) === "42P01") {
+        this.#present = false;
+        return [];
+      }
+      throw normalizeError(error, { table, form: "control table", statement: "control read" });
+    }
+    return result.rows.map((row) => ({
+      scope: String(row.scope),
+      paused: row.paused === true,
+      rateWindow: row.rate_window === null || row.rate_window === undefined ? null : Number(row.rate_window),
+      rateCount: Number(row.rate_count ?? 0),
+      rateLimit: row.rate_limit === null || row.rate_limit === undefined ? null : Number(row.rate_limit),
+      rateIntervalMs:
+        row.rate_interval_ms === null || row.rate_interval_ms === undefined
+          ? null
+          : Number(row.rate_interval_ms),
+    }));
+  }
+
+  async takeRate(table: string, scope: string, take: RateTake): Promise<number> {
+    const result = await this.#query(table, "rate take", controlsTakeRateSql, [
+      table,
+      scope,
+      take.window,
+      take.limit,
+      take.want,
+      take.intervalMs,
+    ]);
+    return Number(result.rows[0]?.rate_granted ?? 0);
+  }
+
+  async returnRate(table: string, scope: string, window: number, count: number): Promise<void> {
+    await this.#query(table, "rate give-back", controlsReturnRateSql, [table, scope, window, count]);
+  }
+
+  async ensure(): Promise<void> {
+    if (this.#present) return;
+    try {
+      await this.#pool.query({ text: controlsSchemaSql });
+    } catch (error) {
+      const state = sqlStateOf(error);
+      if (state === undefined || !CREATED_MEANWHILE.has(state))
+        throw normalizeError(error, {
+          table: "rowclaim_controls",
+          form: "control table",
+          statement: "CREATE TABLE",
+        });
+    }
+    this.#present = true;
+  }
+
+  schemaSql(): string {
+    return controlsSchemaSql;
+  }
+
+  async #watch(pool: PoolLike, table: string, onChange: () => void): Promise<WakeListener> {
+    let entry = this.#listeners.get(table);
+    if (entry === undefined) {
+      const watchers = new Set<() => void>();
+      const listener = ChannelListener.start(pool, controlsChannelFor(table), () => {
+        for (const watcher of [...watchers]) watcher();
+      });
+      entry = { listener, watchers };
+      this.#listeners.set(table, entry);
+      listener.catch(() => {
+        if (this.#listeners.get(table) === entry) this.#listeners.delete(table);
+      });
+    }
+    const { listener, watchers } = entry;
+    watchers.add(onChange);
+    try {
+      await listener;
+    } catch (error) {
+      watchers.delete(onChange);
+      throw error;
+    }
+    return {
+      close: async () => {
+        watchers.delete(onChange);
+        if (watchers.size > 0 || this.#listeners.get(table) !== entry) return;
+        this.#listeners.delete(table);
+        await (await listener).close();
+      },
+    };
+  }
+}
