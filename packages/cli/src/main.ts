@@ -8,6 +8,7 @@ import { formatCommandHelp, parseFlags, UsageError } from "./args.js";
 import { type Command, type CommandIO, EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "./command.js";
 import { benchCommand } from "./commands/bench.js";
 import { checkCommand } from "./commands/check.js";
+import { dashboardCommand } from "./commands/dashboard.js";
 import { demoCommand } from "./commands/demo.js";
 import { schemaCommand } from "./commands/schema.js";
 import { statusCommand } from "./commands/status.js";
@@ -18,6 +19,7 @@ export const commands: readonly Command[] = Object.freeze([
   schemaCommand,
   checkCommand,
   statusCommand,
+  dashboardCommand,
   benchCommand,
 ]);
 

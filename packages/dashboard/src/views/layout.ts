@@ -35,6 +35,7 @@ export function layout(
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="rowclaim-csrf" content="${context.csrf}">
 ${options.refreshSeconds === undefined ? "" : html`<meta http-equiv="refresh" content="${options.refreshSeconds}">`}
 <title>${heading} · ${context.title}</title>
 <link rel="stylesheet" href="${base}/assets/dashboard.css">
