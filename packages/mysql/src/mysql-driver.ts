@@ -28,6 +28,7 @@ import { MysqlAdvisoryClaimer } from "./advisory.js";
 import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolConnectionLimit } from "./bounded-pool.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import type { PoolLike } from "./client.js";
+import { MysqlControlStore } from "./controls.js";
 import { MysqlLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { createOwnPool } from "./own-pool.js";
@@ -116,6 +117,7 @@ export const mysqlCapabilities: DriverCapabilities = driverCapabilities({
   crossProcessWake: false,
   transactionalPublish: true,
   transactionalHandlers: ["rowLock", "lease", "advisory"],
+  controls: true,
 });
 
 /** The MySQL/MariaDB driver, as {@link createMysqlDriver} returns it. */
@@ -137,6 +139,8 @@ export class MysqlDriver implements Driver {
   #connectionsInUse = 0;
   readonly #assumeServerVersion: string | undefined;
   readonly #probes: MysqlProbes;
+  /** Pauses and rate counters (`src/controls.ts`). */
+  readonly controls: MysqlControlStore;
   #server: Promise<ServerInfo> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -173,6 +177,7 @@ export class MysqlDriver implements Driver {
     this.#bounded = new BoundedPool(this.pool, acquireTimeoutMs);
     this.#assumeServerVersion = options.assumeServerVersion;
     this.#probes = new MysqlProbes(this.#bounded, options.skipProbes);
+    this.controls = new MysqlControlStore(this.#bounded);
   }
 
   /** What the driver's startup probes found so far (`src/probe.ts`). */

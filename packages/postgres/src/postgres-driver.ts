@@ -8,6 +8,7 @@
  */
 import {
   type Claimer,
+  type ControlStore,
   checkPoolSize,
   type DetectedCapabilities,
   type Driver,
@@ -161,6 +162,8 @@ export interface PostgresDriver extends Driver {
    * the `pg.PoolClient` of the transaction (a client of your pool, with `{ pool }`).
    */
   readonly "~transactionClient"?: pg.PoolClient;
+  /** Pauses and rate counters in `rowclaim_controls` (`src/controls.ts`). */
+  readonly controls: ControlStore;
   /** The NOTIFY channel of a table (what {@link PostgresDriver.listen} LISTENs on). */
   channelFor(table: TableDefinition): string;
   /** What the driver's startup probes found so far (`src/probe.ts`). */

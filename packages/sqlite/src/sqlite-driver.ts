@@ -26,6 +26,7 @@ import {
 import Database from "better-sqlite3";
 import { SqliteAdvisoryClaimer } from "./advisory.js";
 import { type BusyRetryOptions, type BusyRetryPolicy, busyRetryPolicy, retryBusy } from "./busy-retry.js";
+import { SqliteControlStore } from "./controls.js";
 import type { SqliteDatabase } from "./database.js";
 import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
@@ -135,6 +136,7 @@ export const sqliteCapabilities: DriverCapabilities = driverCapabilities({
   crossProcessWake: false,
   transactionalPublish: true,
   transactionalHandlers: ["lease", "advisory"],
+  controls: true,
 });
 
 /** The SQLite driver; made by {@link createSqliteDriver}. */
@@ -154,6 +156,8 @@ export class SqliteDriver implements Driver {
   readonly #busy: BusyRetryPolicy;
   readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();
   #closed = false;
+  /** Pauses and rate counters (`src/controls.ts`), on the driver's connection. */
+  readonly controls: SqliteControlStore;
 
   constructor(options: SqliteDriverOptions) {
     if (typeof options !== "object" || options === null) {
@@ -197,6 +201,7 @@ export class SqliteDriver implements Driver {
         "createSqliteDriver() needs { filename: string } or { database: Database }.",
       );
     }
+    this.controls = new SqliteControlStore(this.database, this.#busy);
   }
 
   /**

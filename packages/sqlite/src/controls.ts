@@ -1,0 +1,118 @@
+/**
+ * The SQLite driver's control store (`ControlStore` of `@rowclaim/core`): pauses and rate
+ * counters in `rowclaim_controls` (`src/controls-sql.ts`), on the driver's connection, each call
+ * one statement retried on lock contention like every other. No watch: subscriptions, in this
+ * process and in others on the file, read the pauses every poll interval.
+ *
+ * @module
+ */
+import type { ControlRow, ControlStore, RateTake } from "@rowclaim/core";
+import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
+import {
+  controlsPresentSql,
+  controlsReadSql,
+  controlsReturnRateSql,
+  controlsSchemaSql,
+  controlsSetPausedSql,
+  controlsTakeRateSql,
+} from "./controls-sql.js";
+import type { SqliteDatabase, SqliteStatement } from "./database.js";
+import { normalizeError } from "./normalize-error.js";
+
+const nullableNumber = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value);
+
+/** The control table's prepared statements. */
+interface ControlStatements {
+  readonly read: SqliteStatement;
+  readonly setPaused: SqliteStatement;
+  readonly take: SqliteStatement;
+  readonly giveBack: SqliteStatement;
+}
+
+/** The SQLite {@link ControlStore}. */
+export class SqliteControlStore implements ControlStore {
+  readonly #db: SqliteDatabase;
+  readonly #busy: BusyRetryPolicy;
+  /** The prepared statements, once the control table exists (preparing needs it). */
+  #statements: ControlStatements | undefined;
+
+  constructor(db: SqliteDatabase, busy: BusyRetryPolicy) {
+    this.#db = db;
+    this.#busy = busy;
+  }
+
+  async #run<T>(table: string, what: string, work: () => T): Promise<T> {
+    try {
+      return await retryBusy(this.#db, this.#busy, work);
+    } catch (error) {
+      throw normalizeError(error, { table, operation: `control table ${what}` });
+    }
+  }
+
+  /** The statements, prepared where the control table exists; `undefined` where it does not. */
+  #prepared(): ControlStatements | undefined {
+    if (this.#statements !== undefined) return this.#statements;
+    if (this.#db.prepare(controlsPresentSql).get() === undefined) return undefined;
+    this.#statements = {
+      read: this.#db.prepare(controlsReadSql),
+      setPaused: this.#db.prepare(controlsSetPausedSql),
+      take: this.#db.prepare(controlsTakeRateSql),
+      giveBack: this.#db.prepare(controlsReturnRateSql),
+    };
+    return this.#statements;
+  }
+
+  #ready(): ControlStatements {
+    const statements = this.#prepared();
+    if (statements !== undefined) return statements;
+    this.#db.exec(controlsSchemaSql);
+    return this.#prepared() as ControlStatements;
+  }
+
+  async setPaused(table: string, scope: string, paused: boolean): Promise<void> {
+    await this.#run(table, "pause", () =>
+      this.#ready().setPaused.run({ table, scope, paused: paused ? 1 : 0, now: Date.now() }),
+    );
+  }
+
+  async read(table: string): Promise<readonly ControlRow[]> {
+    const rows = await this.#run(table, "read", () => this.#prepared()?.read.all({ table }) ?? []);
+    return (rows as Record<string, unknown>[]).map((row) => ({
+      scope: String(row.scope),
+      paused: Number(row.paused) === 1,
+      rateWindow: nullableNumber(row.rate_window),
+      rateCount: Number(row.rate_count ?? 0),
+      rateLimit: nullableNumber(row.rate_limit),
+      rateIntervalMs: nullableNumber(row.rate_interval_ms),
+    }));
+  }
+
+  async takeRate(table: string, scope: string, take: RateTake): Promise<number> {
+    const row = await this.#run(table, "rate take", () =>
+      this.#ready().take.get({
+        table,
+        scope,
+        window: take.window,
+        want: take.want,
+        limit: take.limit,
+        interval: take.intervalMs,
+      }),
+    );
+    return Number((row as { rate_granted?: unknown } | undefined)?.rate_granted ?? 0);
+  }
+
+  async returnRate(table: string, scope: string, window: number, count: number): Promise<void> {
+    await this.#run(table, "rate give-back", () =>
+      this.#ready().giveBack.run({ table, scope, window, count }),
+    );
+  }
+
+  async ensure(): Promise<void> {
+    await this.#run("rowclaim_controls", "CREATE TABLE", () => this.#ready());
+  }
+
+  schemaSql(): string {
+    return `${controlsSchemaSql};`;
+  }
+}
