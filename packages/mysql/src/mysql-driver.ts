@@ -16,6 +16,7 @@ import {
   InvalidArgumentError,
   isolationLevels,
   type OpenOptions,
+  type OperationsDriver,
   type OptionKeySet,
   type ProbeName,
   type PublishRow,
@@ -31,6 +32,7 @@ import type { PoolLike } from "./client.js";
 import { MysqlControlStore } from "./controls.js";
 import { MysqlLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
+import { mysqlOperations } from "./operations.js";
 import { createOwnPool } from "./own-pool.js";
 import { MysqlProbes } from "./probe.js";
 import { assertInTransaction, publishClient, publishRows } from "./publish.js";
@@ -127,6 +129,8 @@ export class MysqlDriver implements Driver {
   readonly capabilities = mysqlCapabilities;
   /** The pool the driver runs on. */
   readonly pool: PoolLike;
+  /** The operations capability (cancel, redrive, prune, row listing): see `operations.ts`. */
+  readonly operations: OperationsDriver;
   /**
    * Type only: transactional handler bodies (`delivery.transaction(async (client) => …)`) receive
    * the mysql2/promise `PoolConnection` of the transaction.
@@ -175,6 +179,7 @@ export class MysqlDriver implements Driver {
       );
     }
     this.#bounded = new BoundedPool(this.pool, acquireTimeoutMs);
+    this.operations = mysqlOperations(this.#bounded);
     this.#assumeServerVersion = options.assumeServerVersion;
     this.#probes = new MysqlProbes(this.#bounded, options.skipProbes);
     this.controls = new MysqlControlStore(this.#bounded);

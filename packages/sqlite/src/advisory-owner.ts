@@ -97,3 +97,26 @@ export function ownAdvisoryForm(db: SqliteDatabase, table: TableDefinition): Adv
     },
   };
 }
+
+/**
+ * Whether another process owns `db`'s file's advisory form now (its advisory keys are then
+ * invisible here): this process does not own it, and the companion file's exclusive lock is
+ * taken. Asked without waiting, and without keeping the lock.
+ */
+export function advisoryOwnedElsewhere(db: SqliteDatabase): boolean {
+  if (db.memory || db.name === "" || db.name === ":memory:") return false;
+  const file = ownerFileOf(db.name);
+  if (owners().has(file)) return false;
+  const probe = new Database(file, { timeout: 0 });
+  try {
+    probe.exec("BEGIN EXCLUSIVE");
+    probe.exec("ROLLBACK");
+    return false;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return true;
+    throw error;
+  } finally {
+    probe.close();
+  }
+}

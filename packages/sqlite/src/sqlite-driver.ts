@@ -16,6 +16,7 @@ import {
   driverCapabilities,
   InvalidArgumentError,
   type OpenOptions,
+  type OperationsDriver,
   type OptionKeySet,
   type PublishRow,
   type RowId,
@@ -30,6 +31,7 @@ import { SqliteControlStore } from "./controls.js";
 import type { SqliteDatabase } from "./database.js";
 import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
+import { sqliteOperations } from "./operations.js";
 import { TablePublisher } from "./publish.js";
 import { schemaSql } from "./schema.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
@@ -152,6 +154,8 @@ export class SqliteDriver implements Driver {
    * be synchronous.
    */
   declare readonly "~transactionClient"?: Database.Database;
+  /** The operations capability (cancel, redrive, prune, row listing): see `operations.ts`. */
+  readonly operations: OperationsDriver;
   readonly #owned: boolean;
   readonly #busy: BusyRetryPolicy;
   readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();
@@ -202,6 +206,7 @@ export class SqliteDriver implements Driver {
       );
     }
     this.controls = new SqliteControlStore(this.database, this.#busy);
+    this.operations = sqliteOperations(this.database, this.#busy);
   }
 
   /**
