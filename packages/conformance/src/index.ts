@@ -54,6 +54,7 @@ export { conformanceSuites, runConformance } from "./run.js";
 export { settlementsSuite } from "./settlements.js";
 export { shutdownSuite } from "./shutdown.js";
 export { startupSuite } from "./startup.js";
+export { statusSuite } from "./status.js";
 export { transactionalSuite } from "./transactional.js";
 export type { TransactionalChildConfig, TransactionalDriverModule } from "./transactional-support.js";
 export { transactionsSuite } from "./transactions.js";

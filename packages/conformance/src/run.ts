@@ -31,6 +31,7 @@ import { robustnessSuite } from "./robustness.js";
 import { settlementsSuite } from "./settlements.js";
 import { shutdownSuite } from "./shutdown.js";
 import { startupSuite } from "./startup.js";
+import { statusSuite } from "./status.js";
 import { transactionalSuite } from "./transactional.js";
 import { transactionsSuite } from "./transactions.js";
 import { wakeSuite } from "./wake.js";
@@ -54,6 +55,7 @@ export const conformanceSuites = Object.freeze({
   wake: wakeSuite,
   shutdown: shutdownSuite,
   startup: startupSuite,
+  status: statusSuite,
   connections: connectionsSuite,
   pools: poolsSuite,
   concurrency: concurrencySuite,

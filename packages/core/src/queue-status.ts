@@ -16,6 +16,8 @@
  *
  * @module
  */
+import { readControlState } from "./control-commands.js";
+import type { ControlState } from "./controls.js";
 import type { Driver } from "./driver.js";
 import { InvalidArgumentError, UnsupportedFormError } from "./errors.js";
 import type { RowId } from "./rows.js";
@@ -143,6 +145,8 @@ export interface GroupStatus extends GroupCounts {
    * `runAt`), or `null` when nothing is due.
    */
   readonly oldestDueAgeMs: number | null;
+  /** Whether claims of this group are paused now: the whole table, or this group on its own (`broker.pause`). */
+  readonly paused: boolean;
 }
 
 /** A table's status, as {@link readQueueStatus} returns it. */
@@ -164,6 +168,11 @@ export interface QueueStatus {
    * dead-letter table's rows are counted as dead in their own group.
    */
   readonly groups: readonly GroupStatus[];
+  /**
+   * The table's run-time controls (pauses, rate counters and their waits), where the driver keeps
+   * them (`capabilities.controls`); `undefined` where it does not.
+   */
+  readonly controls: ControlState | undefined;
 }
 
 /** Options of {@link readQueueStatus}. */
@@ -192,7 +201,8 @@ export function formatCount(count: CappedCount): string {
 /**
  * Reads the status of `table` through the driver's {@link QueueStatusReader}: per group, due,
  * delayed, in work, dead (the dead-letter group's rows, or the dead-letter table's), processed,
- * and the oldest due row's age. Read-only.
+ * the oldest due row's age, and, where the driver keeps run-time controls, what is paused and
+ * the rate limits' waits. Read-only.
  *
  * @throws {UnsupportedFormError} when the driver has no {@link Driver.queueStatus}.
  * @throws {InvalidArgumentError} for a cap that is not a whole number of at least 1 (nothing is read).
@@ -222,9 +232,16 @@ export async function readQueueStatus(
       byGroup.set(group.group, { ...own, dead: sum(cap, own.dead, moved) });
     }
   }
+  const controls =
+    driver.capabilities.controls === true && driver.controls !== undefined
+      ? await readControlState(driver, table, now.getTime())
+      : undefined;
+  const paused = (group: string | null): boolean =>
+    controls !== undefined && (controls.paused || (group !== null && controls.pausedGroups.includes(group)));
   const groups = [...byGroup.values()].sort(byGroupName).map(
     (group): GroupStatus => ({
       ...group,
+      paused: paused(group.group),
       oldestDueAgeMs:
         group.oldestDueAt === null
           ? group.due.count > 0
@@ -241,6 +258,7 @@ export async function readQueueStatus(
     inWorkScope: counts.inWorkScope,
     inWorkLimit: counts.inWorkLimit,
     groups,
+    controls,
   };
 }
 

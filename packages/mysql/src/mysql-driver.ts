@@ -20,6 +20,7 @@ import {
   type OptionKeySet,
   type ProbeName,
   type PublishRow,
+  type QueueStatusReader,
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
@@ -36,6 +37,7 @@ import { mysqlOperations } from "./operations.js";
 import { createOwnPool } from "./own-pool.js";
 import { MysqlProbes } from "./probe.js";
 import { assertInTransaction, publishClient, publishRows } from "./publish.js";
+import { mysqlStatusReader } from "./queue-status.js";
 import { MysqlRowLockClaimer } from "./row-lock.js";
 import { checkSchema, findClaimIndex } from "./schema-check.js";
 import { readServerInfo, type ServerInfo } from "./server-info.js";
@@ -143,6 +145,8 @@ export class MysqlDriver implements Driver {
   #connectionsInUse = 0;
   readonly #assumeServerVersion: string | undefined;
   readonly #probes: MysqlProbes;
+  /** Reads a table's counts and rows in work (`readQueueStatus`, `listInWork`): `src/queue-status.ts`. */
+  readonly queueStatus: QueueStatusReader;
   /** Pauses and rate counters (`src/controls.ts`). */
   readonly controls: MysqlControlStore;
   #server: Promise<ServerInfo> | undefined;
@@ -182,6 +186,7 @@ export class MysqlDriver implements Driver {
     this.operations = mysqlOperations(this.#bounded);
     this.#assumeServerVersion = options.assumeServerVersion;
     this.#probes = new MysqlProbes(this.#bounded, options.skipProbes);
+    this.queueStatus = mysqlStatusReader(this.#bounded);
     this.controls = new MysqlControlStore(this.#bounded);
   }
 

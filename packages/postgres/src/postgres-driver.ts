@@ -36,6 +36,7 @@ import { postgresOperations } from "./operations.js";
 import type { PoolLike } from "./pool-like.js";
 import { PostgresProbes } from "./probe.js";
 import { Publisher } from "./publish.js";
+import { postgresStatusReader } from "./queue-status.js";
 import { PostgresRowLockClaimer } from "./row-lock.js";
 import { assertNamesUsable, checkColumns, checkStatements } from "./schema-check.js";
 import { Settlements } from "./settle.js";
@@ -414,6 +415,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
     channelFor,
     detected: () => probes.detected(),
     databaseTime: () => probes.databaseTime(),
+    queueStatus: postgresStatusReader(statementPool),
     open: openSized,
     publish(
       table: TableDefinition,

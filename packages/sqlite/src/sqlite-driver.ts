@@ -19,6 +19,7 @@ import {
   type OperationsDriver,
   type OptionKeySet,
   type PublishRow,
+  type QueueStatusReader,
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
@@ -33,6 +34,7 @@ import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { sqliteOperations } from "./operations.js";
 import { TablePublisher } from "./publish.js";
+import { sqliteStatusReader } from "./queue-status.js";
 import { schemaSql } from "./schema.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
 
@@ -156,6 +158,12 @@ export class SqliteDriver implements Driver {
   declare readonly "~transactionClient"?: Database.Database;
   /** The operations capability (cancel, redrive, prune, row listing): see `operations.ts`. */
   readonly operations: OperationsDriver;
+  /** Reads a table's counts and rows in work (`readQueueStatus`, `listInWork`): `src/queue-status.ts`. */
+  get queueStatus(): QueueStatusReader {
+    this.#statusReader ??= sqliteStatusReader(this.database);
+    return this.#statusReader;
+  }
+  #statusReader: QueueStatusReader | undefined;
   readonly #owned: boolean;
   readonly #busy: BusyRetryPolicy;
   readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();

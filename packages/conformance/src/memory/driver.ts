@@ -26,6 +26,7 @@ import { MemoryLeaseClaimer } from "./lease.js";
 import { memoryOperations } from "./operations.js";
 import { MemoryPool } from "./pool.js";
 import { insertRows } from "./publish.js";
+import { memoryStatusReader } from "./queue-status.js";
 import { MemoryRowLockClaimer } from "./row-lock.js";
 import { checkSchema, schemaSql } from "./schema.js";
 import { MemoryDatabase } from "./store.js";
@@ -152,6 +153,7 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
       await trip("", "databaseTime");
       return clock.now();
     },
+    queueStatus: memoryStatusReader(database, (table) => trip(table, "queueStatus")),
     schemaSql: (table) => schemaSql(table),
     operations: memoryOperations(database, trip),
     async close() {

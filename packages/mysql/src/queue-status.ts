@@ -1,0 +1,173 @@
+/**
+ * The MySQL/MariaDB status reader (`driver.queueStatus`, behind core's `readQueueStatus` and
+ * `listInWork`): the table's groups; per group, the rows in work (lease: unexpired leases;
+ * advisory: the first row of each lock name `IS_USED_LOCK` finds held, with the holding
+ * connection id; row lock: the `SKIP LOCKED` probe over the first open rows in claim order), then
+ * one statement of capped counts. Statements: `status-sql.ts`.
+ *
+ * @module
+ */
+import type {
+  CappedCount,
+  GroupCounts,
+  InWorkHolder,
+  InWorkQuery,
+  InWorkRow,
+  QueueStatusReader,
+  RowId,
+  StatusQuery,
+  TableCounts,
+  TableDefinition,
+} from "@rowclaim/core";
+import type { PoolLike, QueryableLike } from "./client.js";
+import { normalizeError } from "./normalize-error.js";
+import { transactionSql } from "./sql.js";
+import {
+  type GroupFilter,
+  type InWorkCondition,
+  inWorkCandidatesSql,
+  rowLockProbeSql,
+  statusCountSql,
+  statusGroupsSql,
+} from "./status-sql.js";
+
+/** What the row lock probe cannot see, for people. */
+const ROW_LOCK_LIMIT =
+  "MySQL/MariaDB do not list the row locks a transaction holds: rows in work are found by a SKIP LOCKED probe over the first open rows in claim order (up to the cap), and the connection holding each is not known";
+
+interface Found {
+  readonly rows: readonly InWorkRow[];
+  /** Whether there may be more rows in work than those found. */
+  readonly capped: boolean;
+}
+
+async function query(client: QueryableLike, table: TableDefinition, sql: string, values: unknown[]) {
+  try {
+    const [rows] = await client.query(sql, values);
+    return rows as Record<string, unknown>[];
+  } catch (error) {
+    throw normalizeError(error, { table: table.name, operation: "status read", statement: sql });
+  }
+}
+
+function toRow(table: TableDefinition, row: Record<string, unknown>): InWorkRow {
+  const holder: { -readonly [K in keyof InWorkHolder]: InWorkHolder[K] } = { form: table.form };
+  if (row.holder !== null && row.holder !== undefined) holder.session = String(row.holder);
+  if (table.form === "lease" && row.locked_until instanceof Date) holder.lockedUntil = row.locked_until;
+  if (table.form === "advisory" && row.lock_name !== null && row.lock_name !== undefined)
+    holder.key = String(row.lock_name);
+  const entry: InWorkRow = {
+    id: row.id as RowId,
+    group: row.grp === null || row.grp === undefined ? null : String(row.grp),
+    holder,
+  };
+  return row.attempt === null || row.attempt === undefined
+    ? entry
+    : { ...entry, attempt: Number(row.attempt) };
+}
+
+/** The status reader over `pool`. */
+export function mysqlStatusReader(pool: PoolLike): QueueStatusReader {
+  /** The rows in work of one group (or every group), at most `limit`. */
+  const findInWork = async (
+    table: TableDefinition,
+    filter: GroupFilter,
+    now: Date,
+    limit: number,
+  ): Promise<Found> => {
+    if (table.form === "rowLock") {
+      const connection = await pool.getConnection();
+      try {
+        const window = inWorkCandidatesSql(table, filter, now, limit);
+        const all = await query(connection, table, window.sql, window.values);
+        await query(connection, table, transactionSql.isolation("read committed"), []);
+        await query(connection, table, transactionSql.begin, []);
+        try {
+          const probe = rowLockProbeSql(table, filter, limit);
+          const free = new Set(
+            (await query(connection, table, probe.sql, probe.values)).map((row) => String(row.id)),
+          );
+          const held = all.filter((row) => !free.has(String(row.id))).map((row) => toRow(table, row));
+          return { rows: held, capped: all.length >= limit };
+        } finally {
+          await query(connection, table, transactionSql.rollback, []);
+        }
+      } finally {
+        connection.release();
+      }
+    }
+    const candidates = inWorkCandidatesSql(table, filter, now, limit + 1);
+    const found = await query(pool, table, candidates.sql, candidates.values);
+    const capped = found.length > limit;
+    if (table.form === "lease")
+      return { rows: found.slice(0, limit).map((row) => toRow(table, row)), capped };
+    // Advisory: per held lock name, its first row in claim order.
+    const names = new Set<string>();
+    const rows: InWorkRow[] = [];
+    for (const row of found.slice(0, limit)) {
+      const name = String(row.lock_name);
+      if (names.has(name)) continue;
+      names.add(name);
+      rows.push(toRow(table, row));
+    }
+    return { rows, capped };
+  };
+  const filterOf = (table: TableDefinition, group: string | null | undefined): GroupFilter =>
+    group === undefined || table.columns.group === undefined
+      ? "all"
+      : group === null
+        ? "none"
+        : { named: group };
+  return {
+    async countGroups(table: TableDefinition, statusQuery: StatusQuery): Promise<TableCounts> {
+      const { now, cap, deadGroup } = statusQuery;
+      const groupsSql = statusGroupsSql(table);
+      const groups: (string | null)[] =
+        groupsSql === undefined
+          ? [null]
+          : (await query(pool, table, groupsSql.sql, groupsSql.values)).map((row) =>
+              row.grp === null || row.grp === undefined ? null : String(row.grp),
+            );
+      const counts: GroupCounts[] = [];
+      for (const group of groups) {
+        const filter = groupsSql === undefined ? "all" : filterOf(table, group);
+        const dead = deadGroup !== undefined && group === deadGroup;
+        let inWork: InWorkCondition = { lease: now };
+        let inWorkCapped = false;
+        if (!dead && table.form !== "lease") {
+          const found = await findInWork(table, filter, now, cap);
+          inWork = { ids: found.rows.map((row) => row.id) };
+          inWorkCapped = found.capped;
+        }
+        const statement = statusCountSql(table, filter, dead, inWork, now, cap);
+        const [row = {}] = await query(pool, table, statement.sql, statement.values);
+        const capped = (value: unknown, more = false): CappedCount => {
+          const count = Number(value ?? 0);
+          return count > cap ? { count: cap, capped: true } : { count, capped: more };
+        };
+        const oldest = row.oldest_due_at;
+        const entry: GroupCounts = {
+          group,
+          due: capped(row.due),
+          delayed: capped(row.delayed),
+          inWork: capped(row.in_work, inWorkCapped),
+          dead: capped(row.open),
+          processed: capped(row.processed),
+          oldestDueAt: oldest instanceof Date ? oldest : null,
+        };
+        const figures = [entry.due, entry.delayed, entry.inWork, entry.dead, entry.processed];
+        if (figures.some((figure) => figure.count > 0)) counts.push(entry);
+      }
+      return table.form === "rowLock"
+        ? { groups: counts, inWorkScope: "database", inWorkLimit: ROW_LOCK_LIMIT }
+        : { groups: counts, inWorkScope: "database" };
+    },
+    async listInWork(table: TableDefinition, inWorkQuery: InWorkQuery): Promise<readonly InWorkRow[]> {
+      const { now, limit, group } = inWorkQuery;
+      // The row lock probe looks at a window of open rows: wide enough to find `limit` held ones.
+      const window = table.form === "rowLock" ? Math.max(limit, 1000) : limit;
+      const found = await findInWork(table, filterOf(table, group), now, window);
+      return found.rows.slice(0, limit);
+    },
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * The PostgreSQL status reader (`driver.queueStatus`, behind core's `readQueueStatus` and
+ * `listInWork`): the table's groups, then one statement of capped counts per group, and the rows
+ * in work with the backend pid (or lease expiry) that holds each. Statements: `status-sql.ts`.
+ *
+ * @module
+ */
+import type {
+  CappedCount,
+  GroupCounts,
+  InWorkHolder,
+  InWorkQuery,
+  InWorkRow,
+  QueueStatusReader,
+  RowId,
+  StatusQuery,
+  TableCounts,
+  TableDefinition,
+} from "@rowclaim/core";
+import { normalizeError } from "./normalize-error.js";
+import type { QueryableLike } from "./pool-like.js";
+import {
+  type GroupFilter,
+  inWorkListSql,
+  type StatusStatement,
+  statusCountSql,
+  statusGroupsSql,
+  statusKeyValues,
+} from "./status-sql.js";
+
+/** The status reader over `pool`. */
+export function postgresStatusReader(pool: QueryableLike): QueueStatusReader {
+  const run = async (
+    table: TableDefinition,
+    stmt: StatusStatement,
+    values: Record<string, unknown>,
+  ): Promise<Record<string, unknown>[]> => {
+    const all = { ...statusKeyValues(table), ...values };
+    try {
+      const result = await pool.query({ text: stmt.text, values: stmt.params.map((name) => all[name]) });
+      return result.rows;
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, form: table.form, statement: "status read" });
+    }
+  };
+  return {
+    async countGroups(table: TableDefinition, query: StatusQuery): Promise<TableCounts> {
+      const groupsSql = statusGroupsSql(table);
+      const groups: (string | null)[] =
+        groupsSql === undefined
+          ? [null]
+          : (await run(table, groupsSql, {})).map((row) => (row.grp === null ? null : String(row.grp)));
+      const counts: GroupCounts[] = [];
+      for (const group of groups) {
+        const filter: GroupFilter = groupsSql === undefined ? "all" : group === null ? "none" : "named";
+        const dead = query.deadGroup !== undefined && group === query.deadGroup;
+        const [row = {}] = await run(table, statusCountSql(table, filter, dead), {
+          now: query.now,
+          cap: query.cap + 1,
+          group,
+        });
+        const capped = (value: unknown): CappedCount => {
+          const count = Number(value ?? 0);
+          return count > query.cap ? { count: query.cap, capped: true } : { count, capped: false };
+        };
+        const oldest = row.oldest_due_at;
+        const entry: GroupCounts = {
+          group,
+          due: capped(row.due),
+          delayed: capped(row.delayed),
+          inWork: capped(row.in_work),
+          dead: capped(row.open),
+          processed: capped(row.processed),
+          oldestDueAt:
+            oldest instanceof Date
+              ? oldest
+              : oldest === null || oldest === undefined
+                ? null
+                : new Date(String(oldest)),
+        };
+        const total = [entry.due, entry.delayed, entry.inWork, entry.dead, entry.processed];
+        if (total.some((figure) => figure.count > 0)) counts.push(entry);
+      }
+      return { groups: counts, inWorkScope: "database" };
+    },
+    async listInWork(table: TableDefinition, query: InWorkQuery): Promise<readonly InWorkRow[]> {
+      const filter: GroupFilter =
+        query.group === undefined || table.columns.group === undefined
+          ? "all"
+          : query.group === null
+            ? "none"
+            : "named";
+      const rows = await run(table, inWorkListSql(table, filter), {
+        now: query.now,
+        limit: query.limit,
+        group: query.group ?? null,
+      });
+      return rows.map((row): InWorkRow => {
+        const holder: { -readonly [K in keyof InWorkHolder]: InWorkHolder[K] } = { form: table.form };
+        if (row.pid !== null && row.pid !== undefined) holder.session = String(row.pid);
+        if (row.locked_until instanceof Date) holder.lockedUntil = row.locked_until;
+        if (typeof row.rkey === "string") holder.key = row.rkey;
+        const entry: InWorkRow = {
+          id: row.id as RowId,
+          group: row.grp === null || row.grp === undefined ? null : String(row.grp),
+          holder,
+        };
+        return row.attempt === null || row.attempt === undefined
+          ? entry
+          : { ...entry, attempt: Number(row.attempt) };
+      });
+    },
+  };
+}

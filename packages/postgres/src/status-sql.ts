@@ -1,0 +1,233 @@
+/**
+ * The read-only statements of the PostgreSQL status reader (`queue-status.ts`): a table's groups,
+ * one group's capped counts, and its rows in work with what holds them. In work, per form:
+ *
+ * - row lock: the row's `xmax` is the transaction id of a transaction running now (its
+ *   `transactionid` entry in `pg_locks`): a `FOR UPDATE` lock (or an update) not yet committed.
+ *   The holder is that entry's backend pid.
+ * - lease: `lockedUntil` after now.
+ * - advisory: per advisory key held now (an `advisory` entry of `pg_locks` with the key's 64-bit
+ *   hash, as the claim takes it), the key's first open row in claim order; the holder is the
+ *   lock's backend pid.
+ *
+ * Each count reads at most `cap + 1` rows (`LIMIT` inside the count), so a count stops early on a
+ * large table. Identifiers go through {@link quoteIdent}; values are positional parameters.
+ *
+ * @module
+ */
+import type { TableDefinition } from "@rowclaim/core";
+import { quoteIdent, tableRef } from "./sql.js";
+
+/** A statement and the names of its `$n` parameters, in order. */
+export interface StatusStatement {
+  readonly text: string;
+  readonly params: readonly string[];
+}
+
+class Params {
+  readonly names: string[] = [];
+  ref(name: string): string {
+    let index = this.names.indexOf(name);
+    if (index === -1) index = this.names.push(name) - 1;
+    return `$${index + 1}`;
+  }
+}
+
+const alias = "rc_t";
+
+function col(column: string, from: string = alias): string {
+  return `${from}.${quoteIdent(column)}`;
+}
+
+/** The lock table's `transactionid` entries held now: transactions running now. */
+const runningTransactions =
+  "SELECT rc_x.transactionid FROM pg_catalog.pg_locks AS rc_x WHERE rc_x.locktype = 'transactionid' AND rc_x.mode = 'ExclusiveLock' AND rc_x.granted";
+
+/** The 64-bit hashes of the advisory keys held now in this database (how the claim takes them). */
+const heldAdvisoryHashes =
+  "SELECT ((rc_h.classid::bigint << 32) | rc_h.objid::bigint) FROM pg_catalog.pg_locks AS rc_h " +
+  "WHERE rc_h.locktype = 'advisory' AND rc_h.objsubid = 1 AND rc_h.granted " +
+  "AND rc_h.database = (SELECT rc_d.oid FROM pg_catalog.pg_database AS rc_d WHERE rc_d.datname = current_database())";
+
+/** The condition that joins an advisory entry of `pg_locks` (alias `rc_l`) to a rendered key's hash. */
+function advisoryLockOf(key: string): string {
+  return (
+    "rc_l.locktype = 'advisory' AND rc_l.objsubid = 1 AND rc_l.granted " +
+    "AND rc_l.database = (SELECT rc_d.oid FROM pg_catalog.pg_database AS rc_d WHERE rc_d.datname = current_database()) " +
+    `AND ((rc_l.classid::bigint << 32) | rc_l.objid::bigint) = hashtextextended(${key}, 0)`
+  );
+}
+
+/** The advisory key rendered in SQL as the claim renders it: literals as parameters, columns as text, NULL as ''. */
+function renderedKey(table: TableDefinition, p: Params, from: string): string {
+  const parts = (table.advisoryKey?.parts ?? []).map((part, index) =>
+    "literal" in part ? `${p.ref(`keyLiteral${index}`)}::text` : `${col(part.column, from)}::text`,
+  );
+  return parts.length === 0 ? "''" : `concat(${parts.join(", ")})`;
+}
+
+/** The literal parts of the advisory key, by parameter name. */
+export function statusKeyValues(table: TableDefinition): Record<string, string> {
+  const values: Record<string, string> = {};
+  (table.advisoryKey?.parts ?? []).forEach((part, index) => {
+    if ("literal" in part) values[`keyLiteral${index}`] = part.literal;
+  });
+  return values;
+}
+
+function claimOrder(table: TableDefinition, from: string = alias): string {
+  const { priority, runAt, id } = table.columns;
+  const items: string[] = [];
+  if (priority !== undefined) items.push(`${col(priority, from)} ASC`);
+  if (runAt !== undefined) items.push(`${col(runAt, from)} ASC NULLS FIRST`);
+  items.push(`${col(id, from)} ASC`);
+  return items.join(", ");
+}
+
+/** Which group a statement reads: a named group (`$group`), the rows without one, or the whole table. */
+export type GroupFilter = "named" | "none" | "all";
+
+function groupCondition(
+  table: TableDefinition,
+  filter: GroupFilter,
+  p: Params,
+  from: string = alias,
+): string[] {
+  const { group } = table.columns;
+  if (group === undefined || filter === "all") return [];
+  return [filter === "none" ? `${col(group, from)} IS NULL` : `${col(group, from)} = ${p.ref("group")}`];
+}
+
+function unprocessed(table: TableDefinition, from: string = alias): string[] {
+  const { processedAt } = table.columns;
+  return processedAt === undefined ? [] : [`${col(processedAt, from)} IS NULL`];
+}
+
+/** The condition "in work now" on rows of the table (alias {@link alias}), already known open. */
+function inWork(table: TableDefinition, filter: GroupFilter, p: Params): string {
+  switch (table.form) {
+    case "lease": {
+      const { lockedUntil } = table.columns;
+      return lockedUntil === undefined
+        ? "FALSE"
+        : `COALESCE(${col(lockedUntil)} > ${p.ref("now")}::timestamptz, FALSE)`;
+    }
+    case "rowLock":
+      return `${alias}.xmax IN (${runningTransactions})`;
+    case "advisory": {
+      const key = renderedKey(table, p, "rc_k");
+      const open = [...unprocessed(table, "rc_k"), ...groupCondition(table, filter, p, "rc_k")];
+      const where = open.length === 0 ? "" : ` AND ${open.join(" AND ")}`;
+      const first =
+        `SELECT DISTINCT ON (${key}) ${col(table.columns.id, "rc_k")} FROM ${tableRef(table)} AS rc_k ` +
+        `WHERE hashtextextended(${key}, 0) IN (${heldAdvisoryHashes})${where} ` +
+        `ORDER BY ${key}, ${claimOrder(table, "rc_k")}`;
+      return `${col(table.columns.id)} IN (${first})`;
+    }
+  }
+}
+
+/** The distinct groups of the table, as text (`grp`). `undefined` for a table without a group column. */
+export function statusGroupsSql(table: TableDefinition): StatusStatement | undefined {
+  const { group } = table.columns;
+  if (group === undefined) return undefined;
+  return {
+    text: `SELECT DISTINCT ${col(group)}::text AS grp FROM ${tableRef(table)} AS ${alias}`,
+    params: [],
+  };
+}
+
+/**
+ * One group's counts (parameters: `now`, `cap` (the cap plus one), `group` for a named group, and
+ * the advisory key's literals): columns `due`, `delayed`, `in_work`, `open`, `processed` (each
+ * at most `cap`), `oldest_due_at`. With `dead`, the group is the dead-letter group: `open` is its
+ * unprocessed rows (dead), and the other open figures are left at 0.
+ */
+export function statusCountSql(table: TableDefinition, filter: GroupFilter, dead: boolean): StatusStatement {
+  const p = new Params();
+  const from = `FROM ${tableRef(table)} AS ${alias}`;
+  const { runAt, processedAt } = table.columns;
+  const count = (conditions: readonly string[]): string => {
+    const where = conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`;
+    return `(SELECT count(*) FROM (SELECT 1 ${from}${where} LIMIT ${p.ref("cap")}) AS rc_c)`;
+  };
+  const base = (): string[] => [...groupCondition(table, filter, p), ...unprocessed(table)];
+  const notInWork = (): string => `NOT (${inWork(table, filter, p)})`;
+  const now = (): string => `${p.ref("now")}::timestamptz`;
+  const dueTime = (): string[] =>
+    runAt === undefined ? [] : [`(${col(runAt)} IS NULL OR ${col(runAt)} <= ${now()})`];
+  const items: string[] = [];
+  if (dead) {
+    items.push(
+      "0 AS due",
+      "0 AS delayed",
+      "0 AS in_work",
+      `${count(base())} AS open`,
+      "NULL AS oldest_due_at",
+    );
+  } else {
+    items.push(`${count([...base(), notInWork(), ...dueTime()])} AS due`);
+    items.push(
+      runAt === undefined
+        ? "0 AS delayed"
+        : `${count([...base(), notInWork(), `${col(runAt)} > ${now()}`])} AS delayed`,
+    );
+    items.push(`${count([...base(), inWork(table, filter, p)])} AS in_work`);
+    items.push("0 AS open");
+    items.push(
+      runAt === undefined
+        ? "NULL AS oldest_due_at"
+        : `(SELECT min(${col(runAt)}) ${from} WHERE ${[...base(), notInWork(), ...dueTime()].join(" AND ")}) AS oldest_due_at`,
+    );
+  }
+  items.push(
+    processedAt === undefined
+      ? "0 AS processed"
+      : `${count([...groupCondition(table, filter, p), `${col(processedAt)} IS NOT NULL`])} AS processed`,
+  );
+  return { text: `SELECT ${items.join(", ")}`, params: [...p.names] };
+}
+
+/**
+ * The rows in work, in claim order (parameters: `now`, `limit`, `group` for a named group, the
+ * key's literals): columns `id`, `grp`, `attempt`, `locked_until`, `rkey`, `pid` (those the form
+ * does not know are NULL).
+ */
+export function inWorkListSql(table: TableDefinition, filter: GroupFilter): StatusStatement {
+  const p = new Params();
+  const { id, group, attempt, lockedUntil } = table.columns;
+  const grp = group === undefined ? "NULL::text" : `${col(group)}::text`;
+  const att = attempt === undefined ? "NULL::int" : col(attempt);
+  const open = [...groupCondition(table, filter, p), ...unprocessed(table)];
+  const where = (more: string): string => [...open, more].join(" AND ");
+  const order = claimOrder(table);
+  switch (table.form) {
+    case "lease": {
+      const until = lockedUntil === undefined ? "NULL::timestamptz" : col(lockedUntil);
+      return {
+        text: `SELECT ${col(id)} AS id, ${grp} AS grp, ${att} AS attempt, ${until} AS locked_until, NULL::text AS rkey, NULL::int AS pid FROM ${tableRef(table)} AS ${alias} WHERE ${where(inWork(table, filter, p))} ORDER BY ${order} LIMIT ${p.ref("limit")}`,
+        params: [...p.names],
+      };
+    }
+    case "rowLock":
+      return {
+        text:
+          `SELECT ${col(id)} AS id, ${grp} AS grp, ${att} AS attempt, NULL::timestamptz AS locked_until, NULL::text AS rkey, rc_l.pid AS pid ` +
+          `FROM ${tableRef(table)} AS ${alias} JOIN pg_catalog.pg_locks AS rc_l ON rc_l.locktype = 'transactionid' AND rc_l.mode = 'ExclusiveLock' AND rc_l.granted AND rc_l.transactionid = ${alias}.xmax ` +
+          `WHERE ${open.length === 0 ? "TRUE" : open.join(" AND ")} ORDER BY ${order} LIMIT ${p.ref("limit")}`,
+        params: [...p.names],
+      };
+    case "advisory": {
+      const key = renderedKey(table, p, alias);
+      const inner =
+        `SELECT DISTINCT ON (${key}) ${col(id)} AS id, ${grp} AS grp, ${att} AS attempt, NULL::timestamptz AS locked_until, ${key} AS rkey, rc_l.pid AS pid, ` +
+        `row_number() OVER (ORDER BY ${order}) AS rc_n ` +
+        `FROM ${tableRef(table)} AS ${alias} JOIN pg_catalog.pg_locks AS rc_l ON ${advisoryLockOf(key)} ` +
+        `WHERE ${open.length === 0 ? "TRUE" : open.join(" AND ")} ORDER BY ${key}, ${order}`;
+      return {
+        text: `SELECT id, grp, attempt, locked_until, rkey, pid FROM (${inner}) AS rc_w ORDER BY rc_n LIMIT ${p.ref("limit")}`,
+        params: [...p.names],
+      };
+    }
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The SQLite status reader (`driver.queueStatus`, behind core's `readQueueStatus` and
+ * `listInWork`): the table's groups; per group, the rows in work (lease: unexpired leases;
+ * advisory: the first row of each key this process holds, keys living in the process that took
+ * them), then one statement of capped counts. Statements: `status-sql.ts`.
+ *
+ * @module
+ */
+import type {
+  CappedCount,
+  GroupCounts,
+  InWorkHolder,
+  InWorkQuery,
+  InWorkRow,
+  QueueStatusReader,
+  RowId,
+  StatusQuery,
+  TableCounts,
+  TableDefinition,
+} from "@rowclaim/core";
+import type { SqliteDatabase } from "./database.js";
+import { heldKeys } from "./keys.js";
+import { normalizeError } from "./normalize-error.js";
+import { advisoryKeySql } from "./sql.js";
+import { type GroupFilter, inWorkCandidatesSql, statusCountSql, statusGroupsSql } from "./status-sql.js";
+
+/** What the advisory figures cannot see, for people. */
+const ADVISORY_LIMIT =
+  "SQLite has no advisory locks: keys live in the process that took them, so only this process's keys are seen (another process's rows in work count as due)";
+
+type Values = Record<string, unknown>;
+
+/** The status reader over `db`. */
+export function sqliteStatusReader(db: SqliteDatabase): QueueStatusReader {
+  const all = (table: TableDefinition, sql: string, values: Values): Record<string, unknown>[] => {
+    try {
+      return db.prepare(sql).all({ ...advisoryKeySql(table).literals, ...values }) as Record<
+        string,
+        unknown
+      >[];
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation: "status read", statement: sql });
+    }
+  };
+  const findInWork = (
+    table: TableDefinition,
+    filter: GroupFilter,
+    group: string | null,
+    now: Date,
+    limit: number,
+  ): { rows: InWorkRow[]; capped: boolean } => {
+    const values: Values = { now: now.getTime(), limit: limit + 1 };
+    if (filter === "named") values.group = group;
+    if (table.form === "advisory") values.held = JSON.stringify([...heldKeys(db)]);
+    const found = all(table, inWorkCandidatesSql(table, filter), values);
+    const keys = new Set<string>();
+    const rows: InWorkRow[] = [];
+    for (const row of found.slice(0, limit)) {
+      const holder: { -readonly [K in keyof InWorkHolder]: InWorkHolder[K] } = { form: table.form };
+      if (table.form === "advisory") {
+        const key = String(row.rkey);
+        if (keys.has(key)) continue;
+        keys.add(key);
+        holder.key = key;
+        holder.session = "this process";
+      } else if (typeof row.locked_until === "number") holder.lockedUntil = new Date(row.locked_until);
+      const entry: InWorkRow = {
+        id: row.id as RowId,
+        group: row.grp === null || row.grp === undefined ? null : String(row.grp),
+        holder,
+      };
+      rows.push(
+        row.attempt === null || row.attempt === undefined
+          ? entry
+          : { ...entry, attempt: Number(row.attempt) },
+      );
+    }
+    return { rows, capped: found.length > limit };
+  };
+  const filterOf = (table: TableDefinition, group: string | null | undefined): GroupFilter =>
+    group === undefined || table.columns.group === undefined ? "all" : group === null ? "none" : "named";
+  return {
+    async countGroups(table: TableDefinition, query: StatusQuery): Promise<TableCounts> {
+      const { now, cap, deadGroup } = query;
+      const groupsSql = statusGroupsSql(table);
+      const groups: (string | null)[] =
+        groupsSql === undefined
+          ? [null]
+          : all(table, groupsSql, {}).map((row) =>
+              row.grp === null || row.grp === undefined ? null : String(row.grp),
+            );
+      const counts: GroupCounts[] = [];
+      for (const group of groups) {
+        const filter = groupsSql === undefined ? "all" : filterOf(table, group);
+        const dead = deadGroup !== undefined && group === deadGroup;
+        const values: Values = { now: now.getTime(), cap: cap + 1 };
+        if (filter === "named") values.group = group;
+        let inWorkCapped = false;
+        if (!dead && table.form === "advisory") {
+          const found = findInWork(table, filter, group, now, cap);
+          values.inWork = JSON.stringify(found.rows.map((row) => row.id));
+          inWorkCapped = found.capped;
+        }
+        const [row = {}] = all(table, statusCountSql(table, filter, dead), values);
+        const capped = (value: unknown, more = false): CappedCount => {
+          const count = Number(value ?? 0);
+          return count > cap ? { count: cap, capped: true } : { count, capped: more };
+        };
+        const oldest = row.oldest_due_at;
+        const entry: GroupCounts = {
+          group,
+          due: capped(row.due),
+          delayed: capped(row.delayed),
+          inWork: capped(row.in_work, inWorkCapped),
+          dead: capped(row.open),
+          processed: capped(row.processed),
+          oldestDueAt: typeof oldest === "number" ? new Date(oldest) : null,
+        };
+        const figures = [entry.due, entry.delayed, entry.inWork, entry.dead, entry.processed];
+        if (figures.some((figure) => figure.count > 0)) counts.push(entry);
+      }
+      return table.form === "advisory"
+        ? { groups: counts, inWorkScope: "process", inWorkLimit: ADVISORY_LIMIT }
+        : { groups: counts, inWorkScope: "database" };
+    },
+    async listInWork(table: TableDefinition, query: InWorkQuery): Promise<readonly InWorkRow[]> {
+      const filter = filterOf(table, query.group);
+      return findInWork(table, filter, query.group ?? null, query.now, query.limit).rows;
+    },
+  };
+}
