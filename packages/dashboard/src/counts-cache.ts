@@ -32,6 +32,8 @@ interface Entry {
   readAt: number;
   reading: Promise<QueueStatus> | undefined;
   samples: QueueStatus[];
+  /** Set by an action: the next page waits for a fresh read instead of taking the stale one. */
+  mustWait: boolean;
 }
 
 /** How many samples a table keeps for its chart. */
@@ -56,7 +58,7 @@ export class CountsCache {
     const age = this.#now() - entry.readAt;
     if (entry.value !== undefined && age < this.#ttlMs) return { status: entry.value, stale: false };
     const reading = this.#start(table, entry);
-    if (entry.value !== undefined) {
+    if (entry.value !== undefined && !entry.mustWait) {
       // Stale while revalidating: the page answers now, the next one sees the new read.
       reading.catch(() => undefined);
       return { status: entry.value, stale: true };
@@ -69,10 +71,12 @@ export class CountsCache {
     return this.#entries.get(table)?.value;
   }
 
-  /** Forgets the cached counts of `table` (after an action), so the next page reads anew. */
+  /** Forgets the cached counts of `table` (after an action): the next page waits for a new read. */
   invalidate(table: string): void {
     const entry = this.#entries.get(table);
-    if (entry !== undefined) entry.readAt = Number.NEGATIVE_INFINITY;
+    if (entry === undefined) return;
+    entry.readAt = Number.NEGATIVE_INFINITY;
+    entry.mustWait = true;
   }
 
   /** The throughput between the kept samples of `table`, oldest first. */
@@ -98,7 +102,13 @@ export class CountsCache {
   #entry(table: string): Entry {
     let entry = this.#entries.get(table);
     if (entry === undefined) {
-      entry = { value: undefined, readAt: Number.NEGATIVE_INFINITY, reading: undefined, samples: [] };
+      entry = {
+        value: undefined,
+        readAt: Number.NEGATIVE_INFINITY,
+        reading: undefined,
+        samples: [],
+        mustWait: false,
+      };
       this.#entries.set(table, entry);
     }
     return entry;
@@ -110,6 +120,7 @@ export class CountsCache {
       (status) => {
         entry.value = status;
         entry.readAt = this.#now();
+        entry.mustWait = false;
         entry.reading = undefined;
         entry.samples.push(status);
         if (entry.samples.length > MAX_SAMPLES) entry.samples.splice(0, entry.samples.length - MAX_SAMPLES);

@@ -69,7 +69,10 @@ describe("closed by default", () => {
     const handler = createDashboard({
       broker,
       tables: [db.table],
-      auth: { authorize: (request) => (request.headers.get("x-user") === "ana" ? { name: "ana", role: "read" } : null) },
+      auth: {
+        authorize: (request) =>
+          request.headers.get("x-user") === "ana" ? { name: "ana", role: "read" } : null,
+      },
     });
     expect((await get(handler, "/assets/dashboard.css")).status).toBe(401);
     const ok = await handler(new Request(`${ORIGIN}/assets/dashboard.css`, { headers: { "x-user": "ana" } }));
@@ -92,7 +95,9 @@ describe("pages and headers", () => {
     expect(text).not.toMatch(/https?:\/\//);
     const script = await get(handler, "/assets/dashboard.js", ADMIN);
     expect(script.headers.get("content-type")).toMatch(/^text\/javascript/);
-    expect((await get(handler, "/assets/dashboard.css", ADMIN)).headers.get("content-type")).toMatch(/^text\/css/);
+    expect((await get(handler, "/assets/dashboard.css", ADMIN)).headers.get("content-type")).toMatch(
+      /^text\/css/,
+    );
     expect((await get(handler, "/assets/other.js", ADMIN)).status).toBe(404);
     expect((await get(handler, "/tables/no_such_table", ADMIN)).status).toBe(404);
     expect(CONTENT_SECURITY_POLICY).not.toContain("unsafe-inline");
@@ -117,7 +122,9 @@ describe("pages and headers", () => {
       { payload: { note: evil }, group: `"><b>group</b>`, headers: { trace: evil } },
     ]);
     const handler = dashboard();
-    const list = await (await get(handler, `/tables/${db.table.name}?q=${encodeURIComponent(evil)}`, ADMIN)).text();
+    const list = await (
+      await get(handler, `/tables/${db.table.name}?q=${encodeURIComponent(evil)}`, ADMIN)
+    ).text();
     const detail = await (await get(handler, `/tables/${db.table.name}/rows/${String(id)}`, ADMIN)).text();
     for (const page of [list, detail]) {
       expect(page).not.toContain("<script>alert");
@@ -137,7 +144,9 @@ describe("pages and headers", () => {
 
   it("payloads can be hidden, or redacted by a callback", async () => {
     const [id] = await broker.publishMany(db.table, [{ payload: { card: "4111-1111", name: "Ana" } }]);
-    const hidden = await (await get(dashboard({ payloads: "hide" }), `/tables/${db.table.name}/rows/${String(id)}`, ADMIN)).text();
+    const hidden = await (
+      await get(dashboard({ payloads: "hide" }), `/tables/${db.table.name}/rows/${String(id)}`, ADMIN)
+    ).text();
     expect(hidden).not.toContain("4111");
     expect(hidden).toContain("(hidden)");
     const redacted = await (
@@ -150,7 +159,9 @@ describe("pages and headers", () => {
     expect(redacted).not.toContain("4111");
     expect(redacted).toContain("****");
     expect(redacted).toContain("Ana");
-    const search = await (await get(dashboard({ payloads: "hide" }), `/tables/${db.table.name}?q=4111`, ADMIN)).text();
+    const search = await (
+      await get(dashboard({ payloads: "hide" }), `/tables/${db.table.name}?q=4111`, ADMIN)
+    ).text();
     expect(search).not.toContain(`>${String(id)}</a>`);
   });
 
@@ -163,13 +174,19 @@ describe("pages and headers", () => {
         return (error as { code?: string }).code;
       }
     };
-    expect(code(() => createDashboard({ broker, tables: [db.table], auht: auth } as never))).toBe("INVALID_ARGUMENT");
-    expect(code(() => createDashboard({ broker, tables: [] }))).toBe("INVALID_ARGUMENT");
-    expect(code(() => createDashboard({ broker, driver, tables: [db.table] }))).toBe("INVALID_ARGUMENT");
-    expect(code(() => createDashboard({ broker, tables: [db.table], basePath: "/x/" }))).toBe("INVALID_ARGUMENT");
-    expect(code(() => createDashboard({ broker, tables: [db.table], auth: { basic: [{ username: "a", password: "" }] } }))).toBe(
+    expect(code(() => createDashboard({ broker, tables: [db.table], auht: auth } as never))).toBe(
       "INVALID_ARGUMENT",
     );
+    expect(code(() => createDashboard({ broker, tables: [] }))).toBe("INVALID_ARGUMENT");
+    expect(code(() => createDashboard({ broker, driver, tables: [db.table] }))).toBe("INVALID_ARGUMENT");
+    expect(code(() => createDashboard({ broker, tables: [db.table], basePath: "/x/" }))).toBe(
+      "INVALID_ARGUMENT",
+    );
+    expect(
+      code(() =>
+        createDashboard({ broker, tables: [db.table], auth: { basic: [{ username: "a", password: "" }] } }),
+      ),
+    ).toBe("INVALID_ARGUMENT");
   });
 });
 
@@ -198,9 +215,23 @@ describe("acting: roles and CSRF", () => {
     const path = `/tables/${db.table.name}/actions`;
     expect((await post(handler, path, fields, ADMIN)).status).toBe(403);
     expect((await post(handler, path, { ...fields, _csrf: `${token}x` }, ADMIN)).status).toBe(403);
-    expect((await post(handler, path, { ...fields, _csrf: tokenOf(await (await get(handler, "/", READER)).text()) }, ADMIN)).status).toBe(403);
-    expect((await post(handler, path, { ...fields, _csrf: token }, ADMIN, { "sec-fetch-site": "cross-site" })).status).toBe(403);
-    expect((await post(handler, path, { ...fields, _csrf: token }, ADMIN, { origin: "http://evil.test" })).status).toBe(403);
+    expect(
+      (
+        await post(
+          handler,
+          path,
+          { ...fields, _csrf: tokenOf(await (await get(handler, "/", READER)).text()) },
+          ADMIN,
+        )
+      ).status,
+    ).toBe(403);
+    expect(
+      (await post(handler, path, { ...fields, _csrf: token }, ADMIN, { "sec-fetch-site": "cross-site" }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await post(handler, path, { ...fields, _csrf: token }, ADMIN, { origin: "http://evil.test" })).status,
+    ).toBe(403);
     expect(await rowCount(`id = ${String(id)}`)).toBe(1);
     const done = await post(handler, path, { ...fields, _csrf: token }, ADMIN);
     expect(done.status).toBe(303);

@@ -12,7 +12,7 @@ import { layout, type PageContext } from "./layout.js";
 export function jobPage(context: PageContext, job: BulkJob): SafeHtml {
   const body = html`<p><a href="${job.back}">← ${job.table}</a></p>
 <h1>${job.description}</h1>
-<section class="panel" data-job-url="${context.base}/jobs/${encodeURIComponent(job.id)}/progress.json">
+<section class="panel"${job.finished ? "" : html` data-job-url="${context.base}/jobs/${encodeURIComponent(job.id)}/progress.json"`}>
 <p><strong data-job-done>${job.done}</strong> rows ${job.finished ? "changed" : "changed so far"}${job.total === null ? "" : html` of about ${job.total}`}, in ${job.batches} batch${job.batches === 1 ? "" : "es"}.
 Started by ${job.user} at ${job.startedAt.toISOString()}.</p>
 ${job.finished ? "" : html`<progress${job.total === null ? "" : html` max="${job.total}" value="${job.done}"`}></progress>`}

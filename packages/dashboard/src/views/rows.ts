@@ -150,7 +150,7 @@ ${actions.map(
 </div>`
     : ""
 }
-<table class="grid">
+<table class="grid rows">
 <thead><tr>${act ? html`<th><input type="checkbox" data-select-all aria-label="select all"></th>` : ""}<th>Id</th><th>Group</th><th class="num">Attempt</th><th>Run at</th><th>Key</th><th>Payload</th></tr></thead>
 <tbody>
 ${page.rows.map((row) => {
