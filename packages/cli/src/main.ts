@@ -7,9 +7,12 @@
 import { formatCommandHelp, parseFlags, UsageError } from "./args.js";
 import { type Command, type CommandIO, EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "./command.js";
 import { benchCommand } from "./commands/bench.js";
+import { cancelCommand } from "./commands/cancel.js";
 import { checkCommand } from "./commands/check.js";
 import { dashboardCommand } from "./commands/dashboard.js";
 import { demoCommand } from "./commands/demo.js";
+import { pruneCommand } from "./commands/prune.js";
+import { redriveCommand } from "./commands/redrive.js";
 import { schemaCommand } from "./commands/schema.js";
 import { statusCommand } from "./commands/status.js";
 
@@ -19,6 +22,9 @@ export const commands: readonly Command[] = Object.freeze([
   schemaCommand,
   checkCommand,
   statusCommand,
+  cancelCommand,
+  redriveCommand,
+  pruneCommand,
   dashboardCommand,
   benchCommand,
 ]);
