@@ -134,8 +134,7 @@ export class QueueSource {
     const search = query.search;
     const exact: QueueRow[] = [];
     if (after === undefined) {
-      const byId = await listRows(this.driver, table, { ...options({ ...base, ids: [idFromText(search)] }) });
-      exact.push(...byId.rows);
+      exact.push(...(await this.#byId(table, options({ ...base, ids: [idFromText(search)] }))));
       if (keyColumnOf(table) !== undefined) {
         const byKey = await listRows(this.driver, table, options({ ...base, keys: [search] }));
         exact.push(...byKey.rows);
@@ -144,6 +143,16 @@ export class QueueSource {
     if (!textSearch) return { rows: unique(exact), next: undefined };
     const byText = await listRows(this.driver, table, options({ ...base, text: search }));
     return { rows: unique([...exact, ...byText.rows]), next: byText.next };
+  }
+
+  /** The rows of an id search: none when the text is no id the column can hold (a word in a bigint column). */
+  async #byId(table: TableDefinition, options: ListRowsOptions): Promise<readonly QueueRow[]> {
+    try {
+      return (await listRows(this.driver, table, options)).rows;
+    } catch (error) {
+      if (BrokerError.is(error, "INVALID_ARGUMENT")) return [];
+      throw error;
+    }
   }
 
   /** One row (core's `rowDetail`); `dead` reads a table dead letter's own table. */
