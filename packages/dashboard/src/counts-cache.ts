@@ -1,8 +1,8 @@
 /**
  * Counts that keep a page fast on millions of rows: a table's status is read through core's
  * `readQueueStatus` (every figure capped) at most once per `ttlMs`, by one read at a time; a page
- * asking while a fresh read runs gets the last one at once (stale while revalidating). Each read
- * is kept as a sample, and the throughput chart is the difference between samples.
+ * asking while that read runs gets the last one at once. Each read is kept as a sample, and the
+ * throughput chart is the difference between samples.
  *
  * @module
  */
@@ -52,18 +52,17 @@ export class CountsCache {
     this.#now = now;
   }
 
-  /** The counts of `table`: the cached read when fresh or when a read is under way, else a new read. */
+  /**
+   * The counts of `table`: the cached read while it is fresh; while a new read is under way,
+   * the last one (so that many viewers share one read); otherwise a new read, waited for.
+   */
   async get(table: string): Promise<CachedCounts> {
     const entry = this.#entry(table);
     const age = this.#now() - entry.readAt;
     if (entry.value !== undefined && age < this.#ttlMs) return { status: entry.value, stale: false };
-    const reading = this.#start(table, entry);
-    if (entry.value !== undefined && !entry.mustWait) {
-      // Stale while revalidating: the page answers now, the next one sees the new read.
-      reading.catch(() => undefined);
+    if (entry.value !== undefined && entry.reading !== undefined && !entry.mustWait)
       return { status: entry.value, stale: true };
-    }
-    return { status: await reading, stale: false };
+    return { status: await this.#start(table, entry), stale: false };
   }
 
   /** The last counts read of `table`, however old, without reading. */

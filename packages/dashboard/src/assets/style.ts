@@ -14,6 +14,7 @@ export const DASHBOARD_CSS = `
   color-scheme: light;
 }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 html { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: var(--ink); background: var(--bg); }
 body { margin: 0; }
 a { color: var(--accent); text-decoration: none; }
@@ -25,6 +26,7 @@ header.top nav { display: flex; gap: 14px; flex-wrap: wrap; }
 header.top .user { margin-left: auto; color: #aab3c5; font-size: 13px; }
 main { max-width: 1200px; margin: 0 auto; padding: 20px 24px 48px; }
 h1 { font-size: 20px; margin: 4px 0 14px; display: flex; align-items: center; gap: 10px; }
+h1 form button { font-size: 13px; font-weight: 500; }
 h2 { font-size: 15px; margin: 22px 0 8px; }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; margin-bottom: 16px; }
 .muted { color: var(--muted); }
@@ -67,7 +69,7 @@ dl.detail dd { margin: 0; }
 .chart svg { width: 100%; height: 90px; display: block; }
 .chart rect { fill: #9fb6ee; }
 .chart rect.dead { fill: #f0a39b; }
-.chart .axis { font-size: 11px; fill: var(--muted); }
+.chart .scale { font-size: 11px; color: var(--muted); margin: 0 0 2px; }
 .progress { height: 10px; border-radius: 999px; background: #eef1f6; overflow: hidden; width: 100%; }
 .progress progress { width: 100%; }
 progress { width: 100%; height: 12px; accent-color: var(--accent); }

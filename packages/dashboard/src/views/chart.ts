@@ -25,9 +25,8 @@ export function throughputChart(points: readonly ThroughputPoint[]): SafeHtml {
     return html`<rect x="${x}" y="${height - barHeight}" width="${(barWidth - 1).toFixed(1)}" height="${barHeight}"${point.dead > 0 ? html` class="dead"` : ""}><title>${Math.round(rate)}/min at ${point.at.toISOString()}${point.dead > 0 ? `, ${point.dead} dead` : ""}</title></rect>`;
   });
   const latest = rates[rates.length - 1] ?? 0;
-  return html`<svg viewBox="0 0 ${width} ${height}" preserveAspectRatio="none" role="img" aria-label="rows done per minute">
+  return html`<p class="scale">peak ${Math.round(max)} rows/min</p><svg viewBox="0 0 ${width} ${height}" preserveAspectRatio="none" role="img" aria-label="rows done per minute">
 ${bars}
-<text class="axis" x="2" y="10">${Math.round(max)}/min</text>
 </svg>
 <p class="muted">Now about <strong data-throughput>${Math.round(latest)}</strong> rows a minute (between the last two reads of the counts).</p>`;
 }
