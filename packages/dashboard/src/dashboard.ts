@@ -469,7 +469,12 @@ export function listQueryOf(table: TableDefinition, params: URLSearchParams): Li
           ? undefined
           : groupText;
   const q = params.get("q")?.trim();
-  return { state, group, search: q === undefined || q === "" ? undefined : q.slice(0, 500) };
+  return {
+    state,
+    group,
+    search: q === undefined || q === "" ? undefined : q.slice(0, 500),
+    inPayloads: params.get("in") === "payload",
+  };
 }
 
 async function readForm(request: Request): Promise<URLSearchParams | undefined> {

@@ -46,6 +46,11 @@ export interface ListQuery {
   readonly group: string | null | undefined;
   /** Text searched as an id, a key and in the payload. */
   readonly search: string | undefined;
+  /**
+   * Whether the payloads are searched even when the text names a row by id or key (a payload
+   * search reads every row of the state: it is left out when an id or key already matched).
+   */
+  readonly inPayloads?: boolean;
 }
 
 /** The states a table's rows can be in: `processed` needs a `processedAt` column, `dead` a dead letter. */

@@ -52,6 +52,7 @@ export function listPath(base: string, table: string, query: ListQuery, after?: 
     if (query.group === null) params.set("nogroup", "1");
   }
   if (query.search !== undefined) params.set("q", query.search);
+  if (query.inPayloads === true) params.set("in", "payload");
   if (after !== undefined) params.set("after", after);
   return `${base}/tables/${encodeURIComponent(table)}?${params.toString()}`;
 }
@@ -66,7 +67,8 @@ export function queryFields(query: ListQuery): SafeHtml {
   return html`<input type="hidden" name="state" value="${query.state}">
 ${query.group === undefined ? "" : html`<input type="hidden" name="group" value="${query.group ?? ""}">`}
 ${query.group === null ? html`<input type="hidden" name="nogroup" value="1">` : ""}
-${query.search === undefined ? "" : html`<input type="hidden" name="q" value="${query.search}">`}`;
+${query.search === undefined ? "" : html`<input type="hidden" name="q" value="${query.search}">`}
+${query.inPayloads === true ? html`<input type="hidden" name="in" value="payload">` : ""}`;
 }
 
 /** The table page. */
@@ -112,7 +114,8 @@ ${status.groups
 }
 <input type="search" name="q" value="${query.search ?? ""}" placeholder="${data.textSearch ? "id, key or payload text" : "id or key"}" aria-label="search">
 <button type="submit">Search</button>
-${query.search === undefined ? "" : html`<a href="${listPath(context.base, name, { ...query, search: undefined })}">clear</a>`}
+${query.search === undefined ? "" : html`<a href="${listPath(context.base, name, { ...query, search: undefined, inPayloads: false })}">clear</a>`}
+${query.search === undefined || query.inPayloads === true || !data.textSearch ? "" : html`<a href="${listPath(context.base, name, { ...query, inPayloads: true })}">search the payloads too</a>`}
 </form>
 ${data.listError === undefined ? rowsForm(context, data, actions, matching.capped ? `${formatCount(matching)}` : String(matching.count)) : html`<div class="flash error">${data.listError}</div>`}
 </section>
