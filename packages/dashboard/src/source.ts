@@ -140,7 +140,8 @@ export class QueueSource {
         exact.push(...byKey.rows);
       }
     }
-    if (!textSearch || (exact.length > 0 && query.inPayloads !== true)) return { rows: unique(exact), next: undefined };
+    if (!textSearch || (exact.length > 0 && query.inPayloads !== true))
+      return { rows: unique(exact), next: undefined };
     const byText = await listRows(this.driver, table, options({ ...base, text: search }));
     return { rows: unique([...exact, ...byText.rows]), next: byText.next };
   }

@@ -21,7 +21,10 @@ export class DashboardNotInstalledError extends Error {
   /** The stable code. */
   readonly code = "DASHBOARD_NOT_INSTALLED";
   constructor(cause: unknown) {
-    super("rowclaim dashboard needs @rowclaim/dashboard, which is not installed: npm install @rowclaim/dashboard", { cause });
+    super(
+      "rowclaim dashboard needs @rowclaim/dashboard, which is not installed: npm install @rowclaim/dashboard",
+      { cause },
+    );
     this.name = "DashboardNotInstalledError";
   }
 }
@@ -50,10 +53,32 @@ export const dashboardCommand: Command = {
         multiple: true,
         description: "The config's table(s) to show (every table of the config when none is named).",
       },
-      port: { type: "integer", value: "PORT", min: 0, max: 65535, defaultText: "4000", description: "The port (0: any free one)." },
-      host: { type: "string", value: "HOST", defaultText: "127.0.0.1", description: "The address to listen on." },
-      "base-path": { type: "string", value: "PATH", defaultText: "/", description: "Serve under this path (for a proxy)." },
-      user: { type: "string", value: "NAME", defaultText: "admin", description: "The user name to sign in with." },
+      port: {
+        type: "integer",
+        value: "PORT",
+        min: 0,
+        max: 65535,
+        defaultText: "4000",
+        description: "The port (0: any free one).",
+      },
+      host: {
+        type: "string",
+        value: "HOST",
+        defaultText: "127.0.0.1",
+        description: "The address to listen on.",
+      },
+      "base-path": {
+        type: "string",
+        value: "PATH",
+        defaultText: "/",
+        description: "Serve under this path (for a proxy).",
+      },
+      user: {
+        type: "string",
+        value: "NAME",
+        defaultText: "admin",
+        description: "The user name to sign in with.",
+      },
       "read-only": { type: "boolean", description: "The user may look but not act." },
     },
     examples: [
@@ -64,14 +89,21 @@ export const dashboardCommand: Command = {
   async run(flags, io) {
     const password = process.env[DASHBOARD_PASSWORD_ENV];
     if (password === undefined || password === "")
-      throw new UsageError(`set ${DASHBOARD_PASSWORD_ENV}: the dashboard is never served without a password.`, "dashboard");
+      throw new UsageError(
+        `set ${DASHBOARD_PASSWORD_ENV}: the dashboard is never served without a password.`,
+        "dashboard",
+      );
     const configFile = findConfig(stringFlag(flags, "config"));
     if (configFile === undefined)
-      throw new UsageError("dashboard needs a config module (--config FILE, or rowclaim.config.mjs here) that lists the tables.", "dashboard");
+      throw new UsageError(
+        "dashboard needs a config module (--config FILE, or rowclaim.config.mjs here) that lists the tables.",
+        "dashboard",
+      );
     const config = await loadConfig(configFile);
     const tables = pickTables(config, listFlag(flags, "table"), "dashboard");
     const url = stringFlag(flags, "url") ?? config.url;
-    if (url === undefined) throw new UsageError("dashboard needs --url URL (or a url in the config).", "dashboard");
+    if (url === undefined)
+      throw new UsageError("dashboard needs --url URL (or a url in the config).", "dashboard");
     const basePathFlag = stringFlag(flags, "base-path", "/");
     const basePath = basePathFlag.replace(/\/+$/, "");
     let dashboardModule: typeof import("@rowclaim/dashboard");
@@ -88,7 +120,13 @@ export const dashboardCommand: Command = {
       tables,
       basePath,
       auth: {
-        basic: [{ username: stringFlag(flags, "user", "admin"), password, role: booleanFlag(flags, "read-only") ? "read" : "admin" }],
+        basic: [
+          {
+            username: stringFlag(flags, "user", "admin"),
+            password,
+            role: booleanFlag(flags, "read-only") ? "read" : "admin",
+          },
+        ],
       },
     });
     const server = createServer(nodeModule.nodeHandler(dashboard));
@@ -99,7 +137,9 @@ export const dashboardCommand: Command = {
     });
     const address = server.address();
     const port = typeof address === "object" && address !== null ? address.port : 0;
-    io.stdout.write(`rowclaim dashboard listening on http://${host.includes(":") ? `[${host}]` : host}:${port}${basePath}/ (${tables.map((table) => table.name).join(", ")})\n`);
+    io.stdout.write(
+      `rowclaim dashboard listening on http://${host.includes(":") ? `[${host}]` : host}:${port}${basePath}/ (${tables.map((table) => table.name).join(", ")})\n`,
+    );
     await new Promise<void>((resolve) => {
       const stop = () => {
         process.off("SIGINT", stop);
