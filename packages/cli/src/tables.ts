@@ -35,6 +35,7 @@ export const standardColumns: Readonly<Required<TableColumns>> = Object.freeze({
   processedAt: "processed_at",
   lockedUntil: "locked_until",
   headers: "headers",
+  key: "job_key",
 });
 
 /** How a table of the standard layout is made. */

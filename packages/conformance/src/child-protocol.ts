@@ -33,6 +33,11 @@ export interface ChildConfig {
   readonly workMs?: number;
   /** JSON payloads to publish (`publish`). */
   readonly payloads?: readonly unknown[];
+  /**
+   * `publish` mode: publish each payload on its own with these unique options, all at once
+   * (the unique jobs tests), instead of one `publishMany`.
+   */
+  readonly unique?: { readonly key: string; readonly mode?: string; readonly period?: number };
 }
 
 /** A line a child prints. */

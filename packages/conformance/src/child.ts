@@ -17,6 +17,7 @@ import {
   type Driver,
   defineTable,
   silentLogger,
+  type UniqueOptions,
 } from "@rowclaim/core";
 import { CHILD_CONFIG_ENV, type ChildConfig, type ChildEvent } from "./child-protocol.js";
 
@@ -55,10 +56,18 @@ async function main(): Promise<void> {
     logger: silentLogger,
   });
   if (config.mode === "publish") {
-    const ids = await broker.publishMany(
-      table,
-      (config.payloads ?? []).map((payload) => ({ payload })),
-    );
+    const unique = config.unique as UniqueOptions | undefined;
+    const ids =
+      unique === undefined
+        ? await broker.publishMany(
+            table,
+            (config.payloads ?? []).map((payload) => ({ payload })),
+          )
+        : (
+            await Promise.all(
+              (config.payloads ?? []).map((payload) => broker.publish(table, payload, unique)),
+            )
+          ).map((result) => result.id);
     emit({ event: "published", ids: ids.map(String) });
     await broker.close();
     emit({ event: "closed" });

@@ -58,4 +58,5 @@ export { statusSuite } from "./status.js";
 export { transactionalSuite } from "./transactional.js";
 export type { TransactionalChildConfig, TransactionalDriverModule } from "./transactional-support.js";
 export { transactionsSuite } from "./transactions.js";
+export { uniqueSuite } from "./unique.js";
 export { wakeSuite } from "./wake.js";

@@ -12,6 +12,7 @@ import {
   type Broker,
   BrokerError,
   cancel,
+  countRows,
   deadLetter,
   defineTable,
   listRows,
@@ -135,6 +136,49 @@ export function operationsSuite(harness: ConformanceHarness): void {
       conformanceTest(
         harness,
         SUITE,
+        `[${form}] listRows pages rows by state and search, and rowDetail says what holds a row in work`,
+        async (fx) => {
+          await fx.requireForm(form);
+          const broker = await operationsBroker(fx);
+          const table = await fx.table(form, { roles: ["attempt", "runAt"], lease: 5 });
+          const busy = await broker.publish(table, "busy");
+          const gated = await subscribeGated(fx, broker, table, { workers: 1, batch: 1, pollInterval: 20 });
+          await waitFor("the row in work", () => gated.seen.length === 1);
+          const due = await broker.publish(table, "due-row");
+          const later = await broker.publish(table, "later-row", { runAt: new Date(Date.now() + 3600_000) });
+          const other = await fx.broker();
+          const ids = async (state: "due" | "delayed" | "inWork"): Promise<string[]> =>
+            (await listRows(other, table, { state })).rows.map((row) => idKey(row.id));
+          expect(await ids("inWork")).toEqual([idKey(busy)]);
+          expect(await ids("due")).toEqual([idKey(due)]);
+          expect(await ids("delayed")).toEqual([idKey(later)]);
+          const all = await listRows(other, table);
+          expect(all.rows.map((row) => row.state)).toEqual(["inWork", "due", "delayed"]);
+          const found = await listRows(other, table, { filter: { text: "later" } });
+          expect(found.rows.map((row) => row.payload)).toEqual(["later-row"]);
+          const first = await listRows(other, table, { limit: 2 });
+          expect(first.rows.length).toBe(2);
+          expect(first.next).toBeDefined();
+          const rest = await listRows(other, table, {
+            limit: 2,
+            ...(first.next === undefined ? {} : { after: first.next }),
+          });
+          expect(rest.rows.map((row) => idKey(row.id))).toEqual([idKey(later)]);
+          expect(rest.next).toBeUndefined();
+          expect((await countRows(other, table, { state: "due" })).count).toBe(1);
+          const detail = await rowDetail(other, table, busy);
+          expect(detail?.state).toBe("inWork");
+          expect(detail?.holder?.kind).toBe(
+            form === "lease" ? "lease" : form === "rowLock" ? "rowLock" : "advisoryKey",
+          );
+          expect(detail?.payload).toBe("busy");
+          gated.release.open();
+        },
+      );
+
+      conformanceTest(
+        harness,
+        SUITE,
         `[${form}] redrive returns dead rows to the queue in bounded batches, attempt reset, handled once and in order`,
         async (fx) => {
           await fx.requireForm(form);
@@ -187,6 +231,36 @@ export function operationsSuite(harness: ConformanceHarness): void {
         },
       );
     }
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "cancel by key deletes the queued row of each key and reports keys no queued row holds",
+      async (fx) => {
+        const caps = await fx.capabilities();
+        const form = caps.forms.find((candidate) => candidate !== "rowLock");
+        if (form === undefined)
+          return fx.skip("the driver offers neither the lease nor the advisory lock form");
+        const broker = await operationsBroker(fx);
+        if (broker.driver.publishUnique === undefined)
+          return fx.skip(
+            `the ${fx.harness.name} driver has no unique jobs (publishUnique), so no table has a key column`,
+          );
+        const table = await fx.table(form, { roles: ["attempt", "runAt", "key"] });
+        const first = await broker.publish(table, 1, {
+          key: "first",
+          runAt: new Date(Date.now() + 3600_000),
+        });
+        await broker.publish(table, 2, { key: "second", runAt: new Date(Date.now() + 3600_000) });
+        const result = await cancel(broker, table, { keys: ["first", "none"] });
+        expect(result.changed.map(idKey)).toEqual([idKey(first.id)]);
+        expect(result.inWork).toEqual([]);
+        expect(result.missing).toEqual(["none"]);
+        const page = await listRows(broker, table, { filter: { keys: ["second"] } });
+        expect(page.rows.map((row) => row.key)).toEqual(["second"]);
+        expect((await fx.rows(table)).length).toBe(1);
+      },
+    );
 
     conformanceTest(
       harness,

@@ -34,6 +34,7 @@ import { startupSuite } from "./startup.js";
 import { statusSuite } from "./status.js";
 import { transactionalSuite } from "./transactional.js";
 import { transactionsSuite } from "./transactions.js";
+import { uniqueSuite } from "./unique.js";
 import { wakeSuite } from "./wake.js";
 
 /** Every sub-suite, by name, in the order {@link runConformance} registers them. */
@@ -67,6 +68,7 @@ export const conformanceSuites = Object.freeze({
   robustness: robustnessSuite,
   memory: memorySuite,
   operations: operationsSuite,
+  unique: uniqueSuite,
 } satisfies Record<string, (harness: ConformanceHarness) => void>);
 
 /**

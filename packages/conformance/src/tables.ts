@@ -23,6 +23,7 @@ export const columnNames = Object.freeze({
   processedAt: "processed_at",
   lockedUntil: "locked_until",
   headers: "headers",
+  key: "job_key",
 } satisfies Record<ColumnRole, string>);
 
 /** Every claim form, in the order the suite reports them. */

@@ -57,6 +57,14 @@ import {
 } from "./table.js";
 import type { Instrumentation } from "./telemetry.js";
 import { assertTransactionalOffered, type TransactionClientOf, transactionMissing } from "./transactional.js";
+import {
+  type PublishResult,
+  resolveUnique,
+  type UniqueOptions,
+  type UniquePublishMessageFor,
+  type UniquePublishOptionsFor,
+} from "./unique.js";
+import { assertUniquePublish, publishUniqueRows } from "./unique-publish.js";
 import { onWake, wake, wakeKey } from "./wake.js";
 
 /**
@@ -484,16 +492,36 @@ export class Broker<D extends Driver = Driver> {
   }
 
   /**
+   * Inserts one row with a key (unique jobs, see {@link UniqueOptions}): at most one queued row
+   * of the table holds the key; `mode` says what happens when one does. Returns the id of the
+   * row that holds the key and what happened (`inserted`, `kept`, `replaced`).
+   *
+   * @throws {InvalidArgumentError} the payload or an option does not fit the table: an unknown
+   * mode, a key on a table without a key column, a key that is not a non-empty string, a period
+   * that is not above 0. Nothing is written.
+   * @throws {ClosedError} the broker is closed.
+   */
+  publish<Table extends TableDefinition>(
+    table: Table,
+    payload: PublishPayloadOf<Table>,
+    options: UniquePublishOptionsFor<Table>,
+  ): Promise<PublishResult>;
+  /**
    * Inserts one row and wakes the table's subscriptions in this process. Returns the row's id.
    *
    * @throws {InvalidArgumentError} the payload or an option does not fit the table.
    * @throws {ClosedError} the broker is closed.
    */
+  publish<Table extends TableDefinition>(
+    table: Table,
+    payload: PublishPayloadOf<Table>,
+    options?: PublishOptionsFor<Table>,
+  ): Promise<RowId>;
   async publish<Table extends TableDefinition>(
     table: Table,
     payload: PublishPayloadOf<Table>,
-    options: PublishOptionsFor<Table> = {},
-  ): Promise<RowId> {
+    options: PublishOptionsFor<Table> & Partial<UniqueOptions> = {},
+  ): Promise<RowId | PublishResult> {
     if (typeof options !== "object" || options === null) {
       throw new InvalidArgumentError(
         `publish(${table.name}, payload, options): options must be an object, not ${describeValue(options)}.`,
@@ -508,24 +536,48 @@ export class Broker<D extends Driver = Driver> {
       );
     }
     const { client, ...message } = options;
-    const ids = await this.publishMany(
+    const results = await this.#publishRows(
       table,
-      [{ ...message, payload }],
+      [{ ...message, payload } as PublishMessageFor<Table>],
       client === undefined ? {} : { client },
     );
-    return ids[0] as RowId;
+    return results[0] as RowId | PublishResult;
   }
 
   /**
+   * Inserts several rows, each with a key (unique jobs, per row as {@link Broker.publish} does
+   * with a key), and wakes the table's subscriptions in this process. Returns each row's id and
+   * what happened, in order. Every message is checked before anything is written.
+   */
+  publishMany<Table extends TableDefinition>(
+    table: Table,
+    messages: readonly UniquePublishMessageFor<Table>[],
+    target?: PublishTarget,
+  ): Promise<readonly PublishResult[]>;
+  /**
    * Inserts several rows in one statement where the driver can, and wakes the table's
    * subscriptions in this process. Returns the ids in order. Every message is checked before
-   * anything is written: one bad message writes nothing.
+   * anything is written: one bad message writes nothing. When any message has a key, every
+   * message's result is a {@link PublishResult} (a message without a key is `inserted`).
    */
+  publishMany<Table extends TableDefinition>(
+    table: Table,
+    messages: readonly PublishMessageFor<Table>[],
+    target?: PublishTarget,
+  ): Promise<readonly RowId[]>;
   async publishMany<Table extends TableDefinition>(
     table: Table,
     messages: readonly PublishMessageFor<Table>[],
     target: PublishTarget = {},
-  ): Promise<readonly RowId[]> {
+  ): Promise<readonly (RowId | PublishResult)[]> {
+    return await this.#publishRows(table, messages, target);
+  }
+
+  async #publishRows<Table extends TableDefinition>(
+    table: Table,
+    messages: readonly PublishMessageFor<Table>[],
+    target: PublishTarget,
+  ): Promise<readonly RowId[] | readonly PublishResult[]> {
     this.#assertOpen(table);
     if (!Array.isArray(messages)) {
       throw new InvalidArgumentError(`publishMany(${table.name}, messages): messages must be an array.`, {
@@ -547,26 +599,41 @@ export class Broker<D extends Driver = Driver> {
       );
     }
     if (messages.length === 0) return [];
-    const checked = table.payloadSchema === undefined ? messages : await this.#checkPayloads(table, messages);
     const now = new Date();
+    const unique = messages.map((message) =>
+      resolveUnique(table, typeof message === "object" && message !== null ? message : {}, now),
+    );
+    const keyed = unique.some((entry) => entry.key !== null);
+    if (keyed) assertUniquePublish(this.driver, table, target);
+    const checked = table.payloadSchema === undefined ? messages : await this.#checkPayloads(table, messages);
     const scope = this.#instrumentation?.startPublish(table, checked.length);
-    let ids: readonly RowId[];
+    let ids: readonly RowId[] | readonly PublishResult[];
     try {
       const extra = scope?.headers;
-      const rows = checked.map((message) =>
-        this.#encode(
+      const rows = checked.map((given, index) => {
+        const {
+          key: _key,
+          mode: _mode,
+          period: _period,
+          ...plain
+        } = given as PublishMessage & Partial<UniqueOptions>;
+        const runAt = unique[index]?.runAt;
+        const message = runAt === undefined ? plain : { ...plain, runAt };
+        return this.#encode(
           table,
           extra === undefined || table.columns.headers === undefined
             ? message
             : { ...message, headers: { ...extra, ...(message.headers as Headers | undefined) } },
           now,
-        ),
-      );
-      ids = await this.driver.publish(
-        table,
-        rows,
-        target.client === undefined ? {} : { client: target.client },
-      );
+        );
+      });
+      ids = keyed
+        ? await publishUniqueRows(this.driver, table, rows, unique, target)
+        : await this.driver.publish(
+            table,
+            rows,
+            target.client === undefined ? {} : { client: target.client },
+          );
     } catch (error) {
       scope?.end(error);
       throw error;

@@ -12,6 +12,7 @@ import type { OperationsDriver } from "./operations-driver.js";
 import type { QueueStatusReader } from "./queue-status.js";
 import type { PublishRow, RowId } from "./rows.js";
 import type { ClaimFormName, IsolationLevel, TableDefinition, TransactionMode } from "./table.js";
+import type { PublishResult, UniquePublishRow } from "./unique.js";
 
 /** What a driver offers. The broker refuses a table the capabilities do not cover, before it touches the database. */
 export interface DriverCapabilities {
@@ -124,6 +125,20 @@ export interface Driver {
     rows: readonly PublishRow[],
     options: DriverPublishOptions,
   ): Promise<readonly RowId[]>;
+  /**
+   * Optional (unique jobs, tables with a `key` column): inserts each row, in order, unless a
+   * queued row holds its key; then keeps that row or replaces its payload, run time, priority
+   * and headers, as the row's `onConflict` says. The database's unique index on the key column
+   * decides (never a read before the insert); races between publishers (the holder claimed or
+   * finished between insert and read, serialization failures, deadlocks, duplicate keys) are
+   * retried inside, up to `UNIQUE_PUBLISH_ATTEMPTS`. A row with `key: null` is a plain insert.
+   * Never waits for a handler: the claim has written NULL into the key of every row in work.
+   */
+  publishUnique?(
+    table: TableDefinition,
+    rows: readonly UniquePublishRow[],
+    options: DriverPublishOptions,
+  ): Promise<readonly PublishResult[]>;
   /** Listens for publishes made by other processes to `table`, calling `onWake` for each. Optional. */
   listen?(table: TableDefinition, onWake: () => void): Promise<WakeListener>;
   /**

@@ -273,3 +273,15 @@ export {
   type TransactionResult,
   type TransactionWork,
 } from "./transactional.js";
+export {
+  type PublishOutcome,
+  type PublishResult,
+  UNIQUE_PUBLISH_ATTEMPTS,
+  type UniqueConflict,
+  type UniqueMode,
+  type UniqueOptions,
+  type UniquePublishMessageFor,
+  type UniquePublishOptionsFor,
+  type UniquePublishRow,
+  uniqueModes,
+} from "./unique.js";

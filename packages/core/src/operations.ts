@@ -497,9 +497,12 @@ export function deadLetterTable(table: TableDefinition): TableDefinition | undef
   return defineTable({ ...rest, name: deadLetter.table });
 }
 
-/** The name of the table's `key` column, if it has one. */
+/**
+ * The name of the table's `key` column, if it has one. A key names queued rows only: a claim
+ * writes NULL into it, so a row in work (or retried, dead, processed) has no key.
+ */
 export function keyColumnOf(table: TableDefinition): string | undefined {
-  return (table.columns as { readonly key?: string }).key;
+  return table.columns.key;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import { DeclarationError, InvalidArgumentError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import type { StartupRetryOptions } from "./startup-retry.js";
 import type { ClaimFormName, TableDefinition, TableDescription } from "./table.js";
+import type { UniqueOptions } from "./unique.js";
 
 /** Every key of `T` (optional ones included), as an object whose values are `true`. */
 type KeySet<T> = { readonly [K in keyof Required<T>]: true };
@@ -76,16 +77,21 @@ const messageKeys = {
   priority: true,
   headers: true,
   values: true,
-} satisfies KeySet<PublishOptions>;
+  key: true,
+  mode: true,
+  period: true,
+} satisfies KeySet<PublishOptions & UniqueOptions>;
 
 /** The keys `publish()` takes (a message's options and the target `client`). */
 export const publishOptionKeys = Object.freeze(
-  Object.keys({ ...messageKeys, client: true } satisfies KeySet<PublishOptions & PublishTarget>),
+  Object.keys({ ...messageKeys, client: true } satisfies KeySet<
+    PublishOptions & UniqueOptions & PublishTarget
+  >),
 );
 
 /** The keys of one `publishMany()` message. */
 export const publishMessageKeys = Object.freeze(
-  Object.keys({ ...messageKeys, payload: true } satisfies KeySet<PublishMessage>),
+  Object.keys({ ...messageKeys, payload: true } satisfies KeySet<PublishMessage & UniqueOptions>),
 );
 
 /** The keys of `publishMany()`'s target. */

@@ -60,6 +60,13 @@ export interface TableColumns {
   readonly lockedUntil?: string;
   /** A JSON map carried beside the payload. */
   readonly headers?: string;
+  /**
+   * Unique jobs: the key a queued row holds (`publish(…, { key })`). A unique index on it keeps
+   * at most one queued row per key; the claim writes NULL into it, so a row in work, retried or
+   * processed holds no key. Lease and advisory lock forms only (a row lock claim commits nothing
+   * the index could see while the handler runs).
+   */
+  readonly key?: string;
 }
 
 /** The role names of {@link TableColumns}. */
@@ -259,6 +266,7 @@ const roleOrder: readonly ColumnRole[] = [
   "processedAt",
   "lockedUntil",
   "headers",
+  "key",
 ];
 
 /** The default lease, in seconds. */
@@ -282,7 +290,7 @@ export const MAX_LEASE_SECONDS = Math.floor((2 ** 31 - 1) / 500);
  * `advisoryLock`; a key placeholder naming no column; `fifo` beside `advisoryLock`; `fifo` or a
  * dead-letter group without a `group` column; `maxAttempts` without `deadLetter`, the reverse,
  * or either without an `attempt` column; a lease under one second; an unknown isolation level
- * or mode; a column named for two roles.
+ * or mode; a column named for two roles; a key column in the row lock form.
  *
  * The table carries its types to `publish` and `subscribe`: give the payload type as a type
  * argument (`defineTable<Email>({ … })`, with the headers type and the extra column names as
@@ -399,6 +407,12 @@ export function defineTable(description: TableDescription): TableDefinition {
     );
   }
   const form: ClaimFormName = hasLease ? "lease" : hasAdvisory ? "advisory" : "rowLock";
+  if (roleColumns.key !== undefined && form === "rowLock") {
+    fail(
+      "columns.key is named in the row lock form",
+      "Unique keys need a claim that commits before the handler runs: name columns.lockedUntil (lease form) or set advisoryLock. A row lock claim holds its rows in an open transaction, so a publish of the key would have to wait for the handler.",
+    );
+  }
 
   let advisoryKey: KeyTemplate | undefined;
   if (hasAdvisory) {

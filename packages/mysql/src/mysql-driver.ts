@@ -19,11 +19,13 @@ import {
   type OperationsDriver,
   type OptionKeySet,
   type ProbeName,
+  type PublishResult,
   type PublishRow,
   type QueueStatusReader,
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
+  type UniquePublishRow,
 } from "@rowclaim/core";
 import type { PoolConnection } from "mysql2/promise";
 import { MysqlAdvisoryClaimer } from "./advisory.js";
@@ -42,6 +44,7 @@ import { MysqlRowLockClaimer } from "./row-lock.js";
 import { checkSchema, findClaimIndex } from "./schema-check.js";
 import { readServerInfo, type ServerInfo } from "./server-info.js";
 import { claimOrderColumns, createTableSql, TableStatements } from "./sql.js";
+import { publishUniqueRows } from "./unique-publish.js";
 import { assertFloor, parseServerVersion } from "./version.js";
 
 /**
@@ -327,6 +330,24 @@ export class MysqlDriver implements Driver {
     }
     if (options.client !== undefined && rows.length > 0) await assertInTransaction(client, table);
     return publishRows(client, server, table, rows);
+  }
+
+  /**
+   * Unique publishes (tables with a key column): each row inserted, the key's unique index
+   * deciding; a refused row keeps or replaces the queued holder. Races are retried inside.
+   */
+  async publishUnique(
+    table: TableDefinition,
+    rows: readonly UniquePublishRow[],
+    options: DriverPublishOptions,
+  ): Promise<readonly PublishResult[]> {
+    this.#assertOpen(table);
+    if (options.client !== undefined) {
+      throw new InvalidArgumentError(`publish(${table.name}): a unique publish takes no client.`, {
+        table: table.name,
+      });
+    }
+    return publishUniqueRows(this.#bounded, table, rows);
   }
 
   schemaSql(table: TableDefinition): string {

@@ -5,9 +5,11 @@
  *
  * @module
  */
+
 import { SchemaError, type TableDefinition } from "@rowclaim/core";
 import { type QueryableLike, selectRows } from "./client.js";
 import { claimOrderColumns, columnsSql, indexColumnsSql } from "./sql.js";
+import { checkUniqueIndex } from "./unique-publish.js";
 
 /**
  * Checks `tableName` (in the table's schema) has every column `table` describes.
@@ -50,6 +52,7 @@ export async function checkSchema(
   deadLetterStatement?: string,
 ): Promise<void> {
   await checkColumns(client, table, table.name, claimStatement, "table");
+  await checkUniqueIndex(client, table);
   if (table.deadLetter !== undefined && "table" in table.deadLetter) {
     await checkColumns(
       client,

@@ -21,6 +21,7 @@ import {
   type PublishRow,
   type TableDefinition,
 } from "@rowclaim/core";
+import { uniqueKeyClause } from "./unique-sql.js";
 import type { ServerFamily } from "./version.js";
 
 /** A statement's text and the values of its placeholders. */
@@ -369,7 +370,7 @@ export class TableStatements {
       () =>
         `UPDATE ${this.target} SET ${this.#q(required(c.lockedUntil))} = ?${
           c.attempt === undefined ? "" : `, ${this.#q(c.attempt)} = ${this.#q(c.attempt)} + 1`
-        } WHERE ${this.#id} = ? AND ${this.#claimable}${c.attempt === undefined ? "" : ` AND ${this.#q(c.attempt)} = ?`}`,
+        }${c.key === undefined ? "" : `, ${this.#q(c.key)} = NULL`} WHERE ${this.#id} = ? AND ${this.#claimable}${c.attempt === undefined ? "" : ` AND ${this.#q(c.attempt)} = ?`}`,
     );
     return {
       sql,
@@ -385,7 +386,7 @@ export class TableStatements {
       () =>
         `UPDATE ${this.target}${byPrimaryKey} SET ${this.#q(required(c.lockedUntil))} = ?${
           c.attempt === undefined ? "" : `, ${this.#q(c.attempt)} = ${this.#q(c.attempt)} + 1`
-        } WHERE ${this.#id} IN (?)`,
+        }${c.key === undefined ? "" : `, ${this.#q(c.key)} = NULL`} WHERE ${this.#id} IN (?)`,
     );
     return { sql: leaseTakeSql, values: [expiry, ids] };
   }
@@ -463,23 +464,25 @@ export class TableStatements {
   }
 
   /**
-   * Advisory take: counts the attempt while the row is still claimable. `null` for a table
-   * without an attempt column (the read then checks it is claimable).
+   * Advisory take: counts the attempt and writes NULL into the key (unique jobs) while the row
+   * is still claimable. `null` for a table with neither column (the read then checks it is claimable).
    */
   advisoryTake(id: unknown, now: Date): Bound | null {
-    const attempt = this.#table.columns.attempt;
-    if (attempt === undefined) return null;
+    const { attempt, key } = this.#table.columns;
+    const sets: string[] = [];
+    if (attempt !== undefined) sets.push(`${this.#q(attempt)} = ${this.#q(attempt)} + 1`);
+    if (key !== undefined) sets.push(`${this.#q(key)} = NULL`);
+    if (sets.length === 0) return null;
     const takeSql = this.#memo(
       "takeSql",
-      () =>
-        `UPDATE ${this.target} SET ${this.#q(attempt)} = ${this.#q(attempt)} + 1 WHERE ${this.#id} = ? AND ${this.#claimable}`,
+      () => `UPDATE ${this.target} SET ${sets.join(", ")} WHERE ${this.#id} = ? AND ${this.#claimable}`,
     );
     return { sql: takeSql, values: [id, ...this.#claimableValues(now)] };
   }
 
   /** Advisory read after the take (or, without an attempt column, the take itself: the row while claimable). */
   advisoryRead(id: unknown, now: Date): Bound {
-    if (this.#table.columns.attempt !== undefined) {
+    if (this.#table.columns.attempt !== undefined || this.#table.columns.key !== undefined) {
       const advisoryReadSql = this.#memo(
         "advisoryReadSql",
         () => `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#id} = ?`,
@@ -817,8 +820,8 @@ export function insertStatement(
  * The recommended `CREATE TABLE` for `table`: BIGINT AUTO_INCREMENT id, the payload as JSON,
  * LONGTEXT or LONGBLOB, attempt INT NOT NULL DEFAULT 1, times as DATETIME(6) (no time zone:
  * the driver writes UTC), priority INT NOT NULL DEFAULT 0, the group as VARCHAR(191) with a
- * binary collation (groups compare exactly), extra columns as VARCHAR(191), InnoDB, utf8mb4, and
- * the claim-order index.
+ * binary collation (groups compare exactly), the key the same with its unique index, extra
+ * columns as VARCHAR(191), InnoDB, utf8mb4, and the claim-order index.
  */
 export function createTableSql(table: TableDefinition): string {
   const q = (column: string): string => quoteIdentifier(column, table.name);
@@ -836,8 +839,11 @@ export function createTableSql(table: TableDefinition): string {
   if (c.processedAt !== undefined) lines.push(`  ${q(c.processedAt)} DATETIME(6) NULL`);
   if (c.lockedUntil !== undefined) lines.push(`  ${q(c.lockedUntil)} DATETIME(6) NULL`);
   if (c.headers !== undefined) lines.push(`  ${q(c.headers)} JSON NULL`);
+  if (c.key !== undefined)
+    lines.push(`  ${q(c.key)} VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL`);
   for (const column of table.extraColumns) lines.push(`  ${q(column)} VARCHAR(191) NULL`);
   lines.push(`  PRIMARY KEY (${q(c.id)})`);
+  if (c.key !== undefined) lines.push(`  ${uniqueKeyClause(table)}`);
   const order = claimOrderColumns(table);
   if (order.length > 1) lines.push(`  KEY ${q(indexName(table.name))} (${order.map(q).join(", ")})`);
   return `CREATE TABLE IF NOT EXISTS ${quoteDefinedTable(table)} (\n${lines.join(",\n")}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;\n`;

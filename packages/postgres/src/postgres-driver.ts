@@ -18,10 +18,12 @@ import {
   type OpenOptions,
   type OptionKeySet,
   type ProbeName,
+  type PublishResult,
   type PublishRow,
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
+  type UniquePublishRow,
   type WakeListener,
 } from "@rowclaim/core";
 import pg from "pg";
@@ -55,6 +57,8 @@ import {
   serverVersionSql,
   settleStatements,
 } from "./sql.js";
+import { checkUniqueIndex } from "./unique-check.js";
+import { UniquePublisher } from "./unique-publish.js";
 import { assertServerVersion, parseServerVersionNum, versionNumFromText } from "./version.js";
 
 /** How the driver reaches the database: a pool you own, or a connection string. */
@@ -227,6 +231,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
   const publisher = new Publisher(statementPool, notify ? channelFor : null);
   // Pauses and rate counters (`src/controls.ts`); with notify, pauses are heard at once.
   const controls = new PostgresControlStore(boundedPool, notify ? boundedPool : undefined);
+  const uniquePublisher = new UniquePublisher(statementPool, notify ? channelFor : null);
   let serverVersion: Promise<{ num: number; text: string }> | undefined;
   let closed = false;
 
@@ -268,6 +273,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
         [...new Set([...table.allColumns, ...keyColumns])],
         claimPurpose,
       );
+      await checkUniqueIndex(connection, table);
       const deadLetterTable =
         table.deadLetter !== undefined && "table" in table.deadLetter ? table.deadLetter.table : undefined;
       if (deadLetterTable !== undefined) {
@@ -423,6 +429,12 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       publishOptions: DriverPublishOptions,
     ): Promise<readonly RowId[]> {
       return publisher.publish(table, rows, publishOptions.client);
+    },
+    publishUnique(
+      table: TableDefinition,
+      rows: readonly UniquePublishRow[],
+    ): Promise<readonly PublishResult[]> {
+      return uniquePublisher.publish(table, rows);
     },
     schemaSql,
     operations: postgresOperations(statementPool),

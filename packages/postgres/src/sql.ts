@@ -12,8 +12,10 @@
  *
  * @module
  */
+
 import { createHash } from "node:crypto";
 import type { IsolationLevel, TableDefinition } from "@rowclaim/core";
+import { uniqueIndexSql } from "./unique-sql.js";
 
 /** Quotes an identifier for PostgreSQL: wraps it in double quotes, doubling any inside. */
 export function quoteIdent(name: string): string {
@@ -45,7 +47,7 @@ export interface Statement {
 /** Parameter values of a statement, by parameter name. */
 export type StatementValues = Readonly<Record<string, unknown>>;
 
-/** The `$n` parameter slots of one statement being built, by parameter name. */
+/** Named parameter slots: each name gets one `$n` placeholder. */
 export class ParamSlots {
   readonly names: string[] = [];
   /** The `$n` placeholder of the named parameter (the same name yields the same placeholder). */
@@ -56,7 +58,7 @@ export class ParamSlots {
   }
 }
 
-/** Builds a {@link Statement} from its text, whose parameters `build` names through the slots. */
+/** Builds a named statement from text whose parameters are named through `params.ref`. */
 export function statement(purpose: string, build: (params: ParamSlots) => string): Statement {
   const params = new ParamSlots();
   const text = build(params);
@@ -345,6 +347,7 @@ export function leaseClaimSql(
     const lock = table.fifo ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED";
     const sets = [`${quoteIdent(until)} = ${p.ref("expiry")}`];
     if (attempt !== undefined) sets.push(`${quoteIdent(attempt)} = ${col("rc_row", attempt)} + 1`);
+    if (table.columns.key !== undefined) sets.push(`${quoteIdent(table.columns.key)} = NULL`);
     return (
       `WITH rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
       `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limit} ${lock}) ` +
@@ -494,10 +497,13 @@ export function advisoryTakeSql(table: TableDefinition, group: string | null, ty
     const { id, attempt } = table.columns;
     const lock = `SELECT pg_try_advisory_lock(hashtextextended(${p.ref("key")}::text, 0)) AS rc_locked`;
     const where = `(SELECT rc_locked FROM rc_lock) AND ${col("rc_src", id)} = ${p.ref("id")} AND ${renderedKey(table, "rc_src", p)} = ${p.ref("key")}::text AND ${claimable(table, group, "rc_src", p)}`;
+    const sets: string[] = [];
+    if (attempt !== undefined) sets.push(`${quoteIdent(attempt)} = ${col("rc_src", attempt)} + 1`);
+    if (table.columns.key !== undefined) sets.push(`${quoteIdent(table.columns.key)} = NULL`);
     const take =
-      attempt === undefined
+      sets.length === 0
         ? `SELECT ${selectList(table, types, "rc_src")} FROM ${tableRef(table)} AS rc_src WHERE ${where} FOR UPDATE`
-        : `UPDATE ${tableRef(table)} AS rc_src SET ${quoteIdent(attempt)} = ${col("rc_src", attempt)} + 1 ` +
+        : `UPDATE ${tableRef(table)} AS rc_src SET ${sets.join(", ")} ` +
           `WHERE ${where} RETURNING ${selectList(table, types, "rc_src")}`;
     return (
       `WITH rc_lock AS MATERIALIZED (${lock}), rc_take AS (${take}) ` +
@@ -814,7 +820,8 @@ export const unlistenAllSql = "UNLISTEN *";
 
 /**
  * The recommended `CREATE TABLE` for a table description, and its claim-order index (partial
- * on unfinished rows where the table has a processedAt column).
+ * on unfinished rows where the table has a processedAt column), and the key column's unique
+ * index where the table has one.
  */
 export function schemaSql(table: TableDefinition): string {
   const c = table.columns;
@@ -831,6 +838,7 @@ export function schemaSql(table: TableDefinition): string {
   if (c.processedAt !== undefined) lines.push(`${quoteIdent(c.processedAt)} timestamptz`);
   if (c.lockedUntil !== undefined) lines.push(`${quoteIdent(c.lockedUntil)} timestamptz`);
   if (c.headers !== undefined) lines.push(`${quoteIdent(c.headers)} jsonb`);
+  if (c.key !== undefined) lines.push(`${quoteIdent(c.key)} text`);
   for (const extra of table.extraColumns) lines.push(`${quoteIdent(extra)} text`);
   const indexCols: string[] = [];
   if (c.group !== undefined) indexCols.push(quoteIdent(c.group));
@@ -841,6 +849,7 @@ export function schemaSql(table: TableDefinition): string {
   const indexName = quoteIdent(`${table.name}_claim_order`.slice(0, 63));
   return (
     `CREATE TABLE IF NOT EXISTS ${tableRef(table)} (\n  ${lines.join(",\n  ")}\n);\n` +
-    `CREATE INDEX IF NOT EXISTS ${indexName} ON ${tableRef(table)} (${indexCols.join(", ")})${partial};\n`
+    `CREATE INDEX IF NOT EXISTS ${indexName} ON ${tableRef(table)} (${indexCols.join(", ")})${partial};\n` +
+    (c.key === undefined ? "" : uniqueIndexSql(table))
   );
 }

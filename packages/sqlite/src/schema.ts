@@ -10,6 +10,8 @@
 import { SchemaError, ServerTooOldError, type TableDefinition } from "@rowclaim/core";
 import type { SqliteDatabase } from "./database.js";
 import { qualifiedTable, quoteIdentifier, tableColumnsSql, versionSql } from "./sql.js";
+import { checkUniqueIndex } from "./unique-publish.js";
+import { uniqueIndexSql } from "./unique-sql.js";
 
 /** The oldest SQLite library the driver runs on: 3.35.0 brought `UPDATE … RETURNING`. */
 export const SQLITE_VERSION_FLOOR = "3.35.0";
@@ -36,6 +38,7 @@ export function schemaSql(table: TableDefinition): string {
   add(columns.processedAt, "INTEGER");
   add(columns.lockedUntil, "INTEGER");
   add(columns.headers, "TEXT");
+  add(columns.key, "TEXT");
   for (const column of table.extraColumns) definitions.push(`  ${quoteIdentifier(column)}`);
   const statements = [
     "-- rowclaim queue table. Times (runAt, processedAt, lockedUntil) are INTEGER milliseconds since the Unix epoch (UTC).",
@@ -49,6 +52,7 @@ export function schemaSql(table: TableDefinition): string {
     const on = [...indexed, columns.id].map((column) => quoteIdentifier(column)).join(", ");
     statements.push(`CREATE INDEX IF NOT EXISTS ${index} ON ${quoteIdentifier(table.name)} (${on});`);
   }
+  if (columns.key !== undefined) statements.push(uniqueIndexSql(table));
   return `${statements.join("\n")}\n`;
 }
 
@@ -102,6 +106,7 @@ export function checkSchema(
       { table: table.name, column, statement: statement?.sql },
     );
   }
+  if (target.role === "table") checkUniqueIndex(db, table);
 }
 
 /**

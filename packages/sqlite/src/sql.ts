@@ -46,6 +46,8 @@ export interface QuotedColumns {
   readonly processedAt: string | undefined;
   readonly lockedUntil: string | undefined;
   readonly headers: string | undefined;
+  /** The unique key column (unique jobs), written NULL by every claim. */
+  readonly key: string | undefined;
   /** Every described column, quoted, in the table's column order. */
   readonly all: readonly string[];
 }
@@ -66,6 +68,7 @@ export function quoteColumns(table: TableDefinition): QuotedColumns {
     processedAt: q(columns.processedAt),
     lockedUntil: q(columns.lockedUntil),
     headers: q(columns.headers),
+    key: q(columns.key),
     all: table.allColumns.map((column) => quoteIdentifier(column)),
   };
 }
@@ -93,9 +96,10 @@ function returning(c: QuotedColumns): string {
 }
 
 function leaseSet(c: QuotedColumns & { lockedUntil: string }): string {
-  return c.attempt === undefined
-    ? `${c.lockedUntil} = @expiry`
-    : `${c.lockedUntil} = @expiry, ${c.attempt} = ${c.attempt} + 1`;
+  const sets = [`${c.lockedUntil} = @expiry`];
+  if (c.attempt !== undefined) sets.push(`${c.attempt} = ${c.attempt} + 1`);
+  if (c.key !== undefined) sets.push(`${c.key} = NULL`);
+  return sets.join(", ");
 }
 
 /**
@@ -175,14 +179,17 @@ export function advisoryCandidatesSql(c: QuotedColumns, keySql: string, window?:
 }
 
 /**
- * The advisory take: counts the attempt on row `@id` while it is still claimable and returns it
- * (a table without an attempt column reads the row instead).
+ * The advisory take: counts the attempt on row `@id` while it is still claimable, writes NULL
+ * into its key (unique jobs), and returns it (a table with neither column reads the row instead).
  */
 export function advisoryTakeSql(c: QuotedColumns): string {
-  if (c.attempt === undefined) {
+  const sets: string[] = [];
+  if (c.attempt !== undefined) sets.push(`${c.attempt} = ${c.attempt} + 1`);
+  if (c.key !== undefined) sets.push(`${c.key} = NULL`);
+  if (sets.length === 0) {
     return `SELECT ${c.all.join(", ")} FROM ${c.table} WHERE ${c.id} = @id AND ${claimableCondition(c)}`;
   }
-  return `UPDATE ${c.table} SET ${c.attempt} = ${c.attempt} + 1 WHERE ${c.id} = @id AND ${claimableCondition(c)} ${returning(c)}`;
+  return `UPDATE ${c.table} SET ${sets.join(", ")} WHERE ${c.id} = @id AND ${claimableCondition(c)} ${returning(c)}`;
 }
 
 /** The SQL of every settlement but `moveToTable`, for rows matched by `where`. `null` where the settlement changes nothing. */

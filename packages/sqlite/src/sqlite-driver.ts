@@ -18,11 +18,13 @@ import {
   type OpenOptions,
   type OperationsDriver,
   type OptionKeySet,
+  type PublishResult,
   type PublishRow,
   type QueueStatusReader,
   type RowId,
   refuseUnknownOptions,
   type TableDefinition,
+  type UniquePublishRow,
   UnsupportedFormError,
 } from "@rowclaim/core";
 import Database from "better-sqlite3";
@@ -37,6 +39,7 @@ import { TablePublisher } from "./publish.js";
 import { sqliteStatusReader } from "./queue-status.js";
 import { schemaSql } from "./schema.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
+import { publishUniqueRows } from "./unique-publish.js";
 
 /** Options every SQLite driver takes. */
 export interface SqliteDriverCommonOptions {
@@ -287,6 +290,33 @@ export class SqliteDriver implements Driver {
       return await retryBusy(this.database, this.#busy, () => target.publish(this.database, rows), "join");
     } catch (error) {
       throw normalizeError(error, context);
+    }
+  }
+
+  /**
+   * Unique publishes (tables with a key column): each row in an `IMMEDIATE` transaction, the
+   * key's unique index deciding; `SQLITE_BUSY` retried as for publishes.
+   */
+  async publishUnique(
+    table: TableDefinition,
+    rows: readonly UniquePublishRow[],
+    options: DriverPublishOptions,
+  ): Promise<readonly PublishResult[]> {
+    this.#assertOpen(table);
+    if (options.client !== undefined) {
+      throw new InvalidArgumentError(`publish(${table.name}): a unique publish takes no client.`, {
+        table: table.name,
+      });
+    }
+    try {
+      return await retryBusy(
+        this.database,
+        this.#busy,
+        () => publishUniqueRows(this.database, table, rows),
+        "join",
+      );
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation: "unique publish" });
     }
   }
 

@@ -59,6 +59,7 @@ export class MemoryAdvisoryClaimer implements AdvisoryClaimer<MemoryAdvisoryToke
       database.tryKey(advisoryKey, connection);
       const taken: Record<string, unknown> = { ...row };
       if (attempt !== undefined) taken[attempt] = Number(row[attempt]) + 1;
+      if (table.columns.key !== undefined) taken[table.columns.key] = null;
       data.rows.set(key, taken);
       return {
         row: claimedRow(table, taken, true),

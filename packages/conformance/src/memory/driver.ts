@@ -30,6 +30,7 @@ import { memoryStatusReader } from "./queue-status.js";
 import { MemoryRowLockClaimer } from "./row-lock.js";
 import { checkSchema, schemaSql } from "./schema.js";
 import { MemoryDatabase } from "./store.js";
+import { publishUniqueRows } from "./unique-publish.js";
 
 /** What {@link createMemoryDriver} takes. Every option has a default. */
 export interface MemoryDriverOptions {
@@ -147,6 +148,19 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
       }
       await trip(table.name, "publish");
       return insertRows(database, table, rows);
+    },
+    async publishUnique(table, rows, publishOptions) {
+      guard("publish", table);
+      if (publishOptions.client !== undefined) {
+        throw new InvalidArgumentError(
+          `The ${name} driver cannot publish inside a caller's transaction; leave out { client }.`,
+          {
+            table: table.name,
+          },
+        );
+      }
+      await trip(table.name, "publish");
+      return publishUniqueRows(database, table, rows);
     },
     async databaseTime() {
       guard("read the database's clock", undefined);

@@ -51,6 +51,7 @@ export class MemoryLeaseClaimer implements LeaseClaimer<MemoryLeaseToken> {
     return picked.map(({ key, row }) => {
       const taken: Record<string, unknown> = { ...row, [this.#lockedUntil]: request.expiry };
       if (attempt !== undefined) taken[attempt] = Number(row[attempt]) + 1;
+      if (table.columns.key !== undefined) taken[table.columns.key] = null;
       data.rows.set(key, taken);
       return { row: claimedRow(table, taken, true), token: { form: "lease", expiry: request.expiry } };
     });

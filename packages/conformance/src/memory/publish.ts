@@ -9,7 +9,8 @@ import type { MemoryDatabase, MemoryRow } from "./store.js";
 import { rowKey } from "./store.js";
 
 /**
- * Inserts `rows` into `table` and returns their ids, in order.
+ * Inserts `rows` into `table` and returns their ids, in order; `key`, when given, is written
+ * into `keyColumn` of each.
  *
  * @throws {SchemaError} when the table does not exist.
  * @throws {ConstraintError} when a row breaks a constraint; then no row was inserted.
@@ -18,6 +19,8 @@ export function insertRows(
   database: MemoryDatabase,
   table: TableDefinition,
   rows: readonly PublishRow[],
+  keyColumn?: string,
+  key?: string | null,
 ): readonly RowId[] {
   const data = database.requireTable(table, "publish");
   const { payload, group, runAt, priority, headers, id } = table.columns;
@@ -30,6 +33,7 @@ export function insertRows(
     if (runAt !== undefined) values[runAt] = row.runAt;
     if (priority !== undefined && row.priority !== null) values[priority] = row.priority;
     if (headers !== undefined) values[headers] = row.headers;
+    if (keyColumn !== undefined && key !== undefined) values[keyColumn] = key;
     for (const extra of table.extraColumns) {
       if (row.values[extra] !== undefined) values[extra] = row.values[extra];
     }

@@ -34,8 +34,11 @@ export function schemaSql(table: TableDefinition, name: string = table.name): st
   if (c.processedAt !== undefined) lines.push(`${quoteIdentifier(c.processedAt)} timestamp`);
   if (c.lockedUntil !== undefined) lines.push(`${quoteIdentifier(c.lockedUntil)} timestamp`);
   if (c.headers !== undefined) lines.push(`${quoteIdentifier(c.headers)} json`);
+  if (c.key !== undefined) lines.push(`${quoteIdentifier(c.key)} text`);
   for (const extra of table.extraColumns) lines.push(`${quoteIdentifier(extra)} text`);
-  return `CREATE TABLE IF NOT EXISTS ${tableReference(table, name)} (\n  ${lines.join(",\n  ")}\n);\n`;
+  const create = `CREATE TABLE IF NOT EXISTS ${tableReference(table, name)} (\n  ${lines.join(",\n  ")}\n);\n`;
+  if (c.key === undefined) return create;
+  return `${create}CREATE UNIQUE INDEX ${quoteIdentifier(`${name}_key`)} ON ${tableReference(table, name)} (${quoteIdentifier(c.key)});\n`;
 }
 
 function missingColumn(table: TableDefinition, name: string, column: string, doing: string): SchemaError {

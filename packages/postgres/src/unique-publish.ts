@@ -1,0 +1,101 @@
+/**
+ * Unique publishes on PostgreSQL: each row one statement of {@link uniquePublishSql}, in order,
+ * retried where the holder of its key was claimed or finished between the insert and the read,
+ * or the server reports a serialization failure or deadlock. Sends `pg_notify` once after the
+ * rows when the driver notifies.
+ *
+ * @module
+ */
+import {
+  type PublishResult,
+  type RowId,
+  type TableDefinition,
+  UNIQUE_PUBLISH_ATTEMPTS,
+  type UniquePublishRow,
+} from "@rowclaim/core";
+import { execute } from "./connection.js";
+import { normalizeError } from "./normalize-error.js";
+import type { PoolLike } from "./pool-like.js";
+import type { Statement } from "./sql.js";
+import { uniquePublishSql } from "./unique-sql.js";
+
+const retried = new Set(["40001", "40P01", "23505"]);
+
+/** Publishes unique rows of `table` on `pool`; see the driver contract's `publishUnique`. */
+export class UniquePublisher {
+  readonly #pool: PoolLike;
+  readonly #channelFor: ((table: TableDefinition) => string) | null;
+  readonly #cache = new Map<string, Statement>();
+
+  /** @param channelFor the NOTIFY channel of a table, or `null` to send no notification. */
+  constructor(pool: PoolLike, channelFor: ((table: TableDefinition) => string) | null) {
+    this.#pool = pool;
+    this.#channelFor = channelFor;
+  }
+
+  /** Publishes `rows`, in order, and returns what happened to each. */
+  async publish(table: TableDefinition, rows: readonly UniquePublishRow[]): Promise<PublishResult[]> {
+    const results: PublishResult[] = [];
+    try {
+      for (const row of rows) results.push(await this.#one(table, row));
+      if (this.#channelFor !== null && results.some((result) => result.outcome !== "kept")) {
+        await this.#pool.query({ text: "SELECT pg_notify($1::text, '')", values: [this.#channelFor(table)] });
+      }
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, form: table.form, statement: "unique publish" });
+    }
+    return results;
+  }
+
+  async #one(table: TableDefinition, row: UniquePublishRow): Promise<PublishResult> {
+    const extras = table.extraColumns.filter((column) => row.values[column] !== undefined);
+    const replace = row.key !== null && row.onConflict === "replace";
+    const stmt = this.#statement(table, replace, extras, row.priority !== null);
+    const values: Record<string, unknown> = {
+      payload: typeof row.payload === "string" ? row.payload : Buffer.from(row.payload),
+      group: row.group,
+      runAt: row.runAt,
+      priority: row.priority,
+      headers: row.headers,
+      key: row.key,
+    };
+    extras.forEach((column, index) => {
+      values[`extra${index}`] = row.values[column];
+    });
+    let last: unknown;
+    for (let attempt = 0; attempt < UNIQUE_PUBLISH_ATTEMPTS; attempt++) {
+      try {
+        const result = await execute(this.#pool, stmt, values);
+        const found = result.rows[0];
+        if (found === undefined) continue;
+        const id = found.rc_id as RowId;
+        if (found.rc_inserted === true) return { id, outcome: "inserted" };
+        return { id, outcome: replace ? "replaced" : "kept" };
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (typeof code !== "string" || !retried.has(code)) throw error;
+        last = error;
+      }
+    }
+    throw last ?? new Error(`unique publish of table "${table.name}": the key's holder kept changing`);
+  }
+
+  #statement(
+    table: TableDefinition,
+    replace: boolean,
+    extras: readonly string[],
+    priority: boolean,
+  ): Statement {
+    const cacheKey = JSON.stringify([table.schema, table.name, replace, extras, priority]);
+    let stmt = this.#cache.get(cacheKey);
+    if (stmt === undefined) {
+      stmt = uniquePublishSql(table, replace, extras, priority);
+      if (this.#cache.size >= 64) {
+        const oldest = this.#cache.keys().next().value;
+        if (oldest !== undefined) this.#cache.delete(oldest);
+      }
+      this.#cache.set(cacheKey, stmt);
+    }
+    return stmt;
+  }
+}
