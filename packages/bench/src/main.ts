@@ -107,6 +107,10 @@ const handler = parseHandlerKind(values.handler);
 
 const all: Contender[] = [
   rowclaimPostgres(url, "lease", poolSize, handler, extra),
+  // The rate take's claim cost: the lease defaults with a rate limit the drain never reaches.
+  rowclaimPostgres(url, "lease", poolSize, handler, extra, {
+    rateLimit: { limit: 1_000_000_000, intervalMs: 1000 },
+  }),
   rowclaimPostgres(url, "rowLock", poolSize, handler, extra),
   rowclaimPostgres(url, "advisory", poolSize, handler, extra),
   ...prefetchSizes.flatMap((prefetch) => [

@@ -64,6 +64,32 @@ export interface ThroughputVariant {
 }
 
 /**
+ * The rate-limited variant of a rowclaim contender: `subscribe({ rateLimit })` with a limit the
+ * drain never reaches, so that its figure is what the rate take (one upsert of the counter row
+ * before each claim, one give-back after a claim that took fewer rows) costs a claim.
+ */
+export interface RateLimitedVariant {
+  readonly rateLimit: { readonly limit: number; readonly intervalMs: number };
+}
+
+/** The suffix, id and label part of a variant. */
+function variantParts(form: ClaimFormName, variant: ThroughputVariant | RateLimitedVariant | undefined) {
+  if (variant === undefined)
+    return { suffix: "", id: `rowclaim-pg-${form}`, label: `rowclaim ${formLabel[form]}` };
+  if ("prefetch" in variant)
+    return {
+      suffix: `_prefetch_${variant.prefetch}`,
+      id: `rowclaim-pg-${form}-prefetch-${variant.prefetch}`,
+      label: `rowclaim ${formLabel[form]}, throughput (prefetch ${variant.prefetch})`,
+    };
+  return {
+    suffix: "_rate_limited",
+    id: `rowclaim-pg-${form}-rate-limited`,
+    label: `rowclaim ${formLabel[form]}, rateLimit (never reached)`,
+  };
+}
+
+/**
  * rowclaim's `form` on the PostgreSQL database at `url`; `extra` subscribe options beside the
  * workers. With `variant`, the contender is the throughput variant (`rowclaim-pg-<form>-prefetch-<N>`,
  * subscribing with `{ workers, prefetch: N }` and its own table), run beside the defaults.
@@ -74,12 +100,17 @@ export function rowclaimPostgres(
   poolSize: number,
   handler: HandlerKind,
   extra: SubscribeOptions = {},
-  variant?: ThroughputVariant,
+  variant?: ThroughputVariant | RateLimitedVariant,
 ): Contender {
   const run = handlerOf(handler);
-  const suffix = variant === undefined ? "" : `_prefetch_${variant.prefetch}`;
-  const table = benchTable(`rowclaim_wsbench_${form.toLowerCase()}${suffix}`, form);
-  const options: SubscribeOptions = variant === undefined ? extra : { ...extra, prefetch: variant.prefetch };
+  const parts = variantParts(form, variant);
+  const table = benchTable(`rowclaim_wsbench_${form.toLowerCase()}${parts.suffix}`, form);
+  const options: SubscribeOptions =
+    variant === undefined
+      ? extra
+      : "prefetch" in variant
+        ? { ...extra, prefetch: variant.prefetch }
+        : { ...extra, rateLimit: variant.rateLimit };
   let driver: Driver | undefined;
   let broker: Broker | undefined;
   const admin = new pg.Pool({ connectionString: url, max: 2 });
@@ -91,11 +122,8 @@ export function rowclaimPostgres(
     return broker;
   };
   return {
-    id: variant === undefined ? `rowclaim-pg-${form}` : `rowclaim-pg-${form}-prefetch-${variant.prefetch}`,
-    label:
-      variant === undefined
-        ? `rowclaim ${formLabel[form]}`
-        : `rowclaim ${formLabel[form]}, throughput (prefetch ${variant.prefetch})`,
+    id: parts.id,
+    label: parts.label,
     database: "postgres",
     settings: `${describeSubscribe(options)}, ${handler} handler`,
     async fill(jobs) {

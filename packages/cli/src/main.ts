@@ -13,6 +13,7 @@ import { dashboardCommand } from "./commands/dashboard.js";
 import { demoCommand } from "./commands/demo.js";
 import { pruneCommand } from "./commands/prune.js";
 import { redriveCommand } from "./commands/redrive.js";
+import { pauseCommand, resumeCommand } from "./commands/pause.js";
 import { schemaCommand } from "./commands/schema.js";
 import { statusCommand } from "./commands/status.js";
 
@@ -26,6 +27,8 @@ export const commands: readonly Command[] = Object.freeze([
   redriveCommand,
   pruneCommand,
   dashboardCommand,
+  pauseCommand,
+  resumeCommand,
   benchCommand,
 ]);
 

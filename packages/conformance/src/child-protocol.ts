@@ -28,6 +28,11 @@ export interface ChildConfig {
     readonly batch?: number;
     readonly prefetch?: number;
     readonly pollInterval?: number;
+    readonly rateLimit?: {
+      readonly limit: number;
+      readonly intervalMs: number;
+      readonly per?: "table" | "group";
+    };
   };
   /** `ack` mode: how long each handler works before it acks, in milliseconds. Default 0. */
   readonly workMs?: number;

@@ -673,7 +673,7 @@ export class Broker<D extends Driver = Driver> {
   /**
    * Pauses `table` (or one group of it, with `{ group }`) in the database: no subscription of
    * it, in any process, starts a claim once it has seen the pause (within one poll interval;
-   * at once in this process and, on PostgreSQL with `notify: true`, in every process). Rows in
+   * at once in this process and, on PostgreSQL drivers made with `notify: true, watchControls: true`, in every process). Rows in
    * work go on and settle. The pause lasts until {@link Broker.resume}, across restarts. The
    * first pause creates the control table (`rowclaim_controls`) where it is absent.
    *

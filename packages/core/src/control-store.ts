@@ -68,8 +68,9 @@ export interface ControlStore {
   ensure(): Promise<void>;
   /**
    * Calls `onChange` when another process changes a control row of `table` (PostgreSQL with
-   * `notify: true`: a NOTIFY on one channel for every table, heard on one connection per
-   * driver). Optional: without it, subscriptions read again every poll interval.
+   * `notify: true, watchControls: true`: a NOTIFY on a channel of the table's, heard on one connection per
+   * table, shared by the driver's subscriptions). Optional: without it, subscriptions read again
+   * every poll interval.
    */
   watch?(table: string, onChange: () => void): Promise<WakeListener>;
   /** The control table's `CREATE TABLE` statement, as SQL text. */

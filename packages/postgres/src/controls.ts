@@ -26,7 +26,6 @@ const CREATED_MEANWHILE = new Set(["23505", "42P07"]);
 /** The PostgreSQL {@link ControlStore}. */
 export class PostgresControlStore implements ControlStore {
   readonly #pool: QueryableLike;
-  readonly #listenPool: PoolLike | undefined;
   /** Whether the control table was seen to exist (then reads go straight to it). */
   #present = false;
   /** Listeners by table key, shared by the watches of one table. */
@@ -38,7 +37,6 @@ export class PostgresControlStore implements ControlStore {
    */
   constructor(pool: QueryableLike, listenPool: PoolLike | undefined) {
     this.#pool = pool;
-    this.#listenPool = listenPool;
     if (listenPool !== undefined) this.watch = (table, onChange) => this.#watch(listenPool, table, onChange);
   }
 

@@ -85,6 +85,12 @@ export type PostgresDriverOptions = PostgresConnectionOptions & {
    */
   readonly notify?: boolean;
   /**
+   * With `notify: true`, subscriptions also hear pauses and resumes (`broker.pause`) from other
+   * processes at once instead of at their next poll: one more LISTEN connection per table whose
+   * pauses this driver's subscriptions follow (shared by them). Default `false`.
+   */
+  readonly watchControls?: boolean;
+  /**
    * Takes the server for this version (`"10.23"`, `"15"`) instead of reading it: the version floor
    * is checked against it. For tests of the floor (the conformance suite's `SERVER_TOO_OLD` test);
    * leave it unset otherwise.
@@ -112,6 +118,7 @@ const driverOptionKeys = Object.freeze(
     max: true,
     applicationName: true,
     notify: true,
+    watchControls: true,
     assumeServerVersion: true,
     acquireTimeoutMs: true,
     skipProbes: true,
@@ -191,6 +198,15 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
     );
   }
   checkDriverOptions(options);
+  const watchControls: unknown = options.watchControls;
+  if (watchControls !== undefined && typeof watchControls !== "boolean")
+    throw new InvalidArgumentError(
+      `createPostgresDriver(): watchControls must be true or false, got ${typeof watchControls}.`,
+    );
+  if (watchControls === true && options.notify !== true)
+    throw new InvalidArgumentError(
+      "createPostgresDriver(): watchControls needs notify: true (pauses are heard through LISTEN/NOTIFY).",
+    );
   let pool: PoolLike;
   let ownsPool: boolean;
   if ("pool" in options && options.pool !== undefined) {
@@ -229,8 +245,11 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
   const probes = new PostgresProbes(boundedPool, options.skipProbes);
   const statementPool = probes.pool;
   const publisher = new Publisher(statementPool, notify ? channelFor : null);
-  // Pauses and rate counters (`src/controls.ts`); with notify, pauses are heard at once.
-  const controls = new PostgresControlStore(boundedPool, notify ? boundedPool : undefined);
+  // Pauses and rate counters (`src/controls.ts`); with notify and watchControls, pauses are heard at once.
+  const controls = new PostgresControlStore(
+    boundedPool,
+    notify && options.watchControls === true ? boundedPool : undefined,
+  );
   const uniquePublisher = new UniquePublisher(statementPool, notify ? channelFor : null);
   let serverVersion: Promise<{ num: number; text: string }> | undefined;
   let closed = false;

@@ -13,9 +13,9 @@ afterAll(async () => {
 });
 
 describe("pauses on PostgreSQL", () => {
-  it("with notify: true, a pause and a resume written by another driver reach a subscription whose poll interval is ten minutes", async () => {
+  it("with notify and watchControls, a pause and a resume written by another driver reach a subscription whose poll interval is ten minutes", async () => {
     const table = await db.create(describeTable("lease", uniqueName("rc_ctl_notify")));
-    const listening = db.driver({ notify: true });
+    const listening = db.driver({ notify: true, watchControls: true });
     const other = db.driver({});
     const broker = createBroker({ driver: listening, logger: silentLogger });
     let handled = 0;

@@ -107,12 +107,15 @@ export class TestDb {
   }
 
   /** A driver on a pool of its own, with a unique application_name to find its sessions. */
-  driver(options: { max?: number; notify?: boolean; applicationName?: string } = {}): PostgresDriver {
+  driver(
+    options: { max?: number; notify?: boolean; watchControls?: boolean; applicationName?: string } = {},
+  ): PostgresDriver {
     return createPostgresDriver({
       url: this.url,
       max: options.max ?? 10,
       applicationName: options.applicationName ?? uniqueName("rc"),
       notify: options.notify ?? false,
+      ...(options.watchControls === undefined ? {} : { watchControls: options.watchControls }),
     });
   }
 
