@@ -1,6 +1,7 @@
 /**
  * Every SQL statement the command line runs itself (outside the drivers), for each dialect:
- * identifier quoting, dropping a table, listing a table's columns, and the `status` counts.
+ * identifier quoting, dropping a table, listing a table's columns and indexes, and the fixes
+ * `check` prints. (`status` reads through core's `readQueueStatus` and the drivers.)
  * Identifiers are always quoted; values always travel as parameters.
  *
  * @module
@@ -38,102 +39,6 @@ export function columnListSql(dialect: Dialect): string {
     case "mysql":
       return "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position";
   }
-}
-
-/** The columns of a table the `status` counts read; absent roles are left out. */
-export interface StatusColumns {
-  readonly group?: string;
-  readonly runAt?: string;
-  readonly processedAt?: string;
-  readonly lockedUntil?: string;
-}
-
-/** What else the `status` counts know of a table. */
-export interface StatusOptions {
-  /** The dead-letter group (a value of the group column): its rows count as dead, not due. */
-  readonly deadGroup?: string;
-}
-
-/** A statement and its parameters. */
-export interface Statement {
-  readonly sql: string;
-  readonly params: readonly unknown[];
-}
-
-/**
- * The read-only count statement of `status`: one row per group (`grp`, NULL where the table has
- * no group column) with `total`, `processed`, `dead`, `leased`, `scheduled` and `due`. `now` is
- * the host's clock, as the drivers compare it, in the column's representation.
- *
- * - processed: `processedAt` set;
- * - dead: not processed, in the dead-letter group (`options.deadGroup`, needs the group column);
- * - leased: not processed, not dead, `lockedUntil` after now (in work in the lease form);
- * - scheduled: not processed, not dead, not leased, `runAt` after now;
- * - due: every other row.
- */
-export function statusCountSql(
-  dialect: Dialect,
-  table: string,
-  columns: StatusColumns,
-  now: unknown,
-  options: StatusOptions = {},
-): Statement {
-  const q = (name: string): string => quoteIdentifier(dialect, name);
-  const params: unknown[] = [];
-  const param = (value: unknown): string => {
-    params.push(value);
-    return dialect === "postgres" ? `$${params.length}` : "?";
-  };
-  // Each condition is a function so that its parameters are pushed in the order the text reads.
-  const unprocessed = (): string =>
-    columns.processedAt === undefined ? "1 = 1" : `${q(columns.processedAt)} IS NULL`;
-  const { deadGroup } = options;
-  const groupColumn = columns.group;
-  const inDeadGroup = (): string =>
-    deadGroup === undefined || groupColumn === undefined
-      ? "1 = 0"
-      : `${q(groupColumn)} = ${param(deadGroup)}`;
-  const dead = (): string => `${unprocessed()} AND ${inDeadGroup()}`;
-  const open = (): string =>
-    deadGroup === undefined || groupColumn === undefined
-      ? unprocessed()
-      : `${unprocessed()} AND (${q(groupColumn)} IS NULL OR ${q(groupColumn)} <> ${param(deadGroup)})`;
-  const processed = (): string =>
-    columns.processedAt === undefined ? "1 = 0" : `${q(columns.processedAt)} IS NOT NULL`;
-  const leased = (): string =>
-    columns.lockedUntil === undefined ? "1 = 0" : `${open()} AND ${q(columns.lockedUntil)} > ${param(now)}`;
-  const notLeased = (): string =>
-    columns.lockedUntil === undefined
-      ? "1 = 1"
-      : `(${q(columns.lockedUntil)} IS NULL OR ${q(columns.lockedUntil)} <= ${param(now)})`;
-  const scheduled = (): string =>
-    columns.runAt === undefined
-      ? "1 = 0"
-      : `${open()} AND ${notLeased()} AND ${q(columns.runAt)} > ${param(now)}`;
-  const due = (): string =>
-    columns.runAt === undefined
-      ? `${open()} AND ${notLeased()}`
-      : `${open()} AND ${notLeased()} AND (${q(columns.runAt)} IS NULL OR ${q(columns.runAt)} <= ${param(now)})`;
-  const count = (condition: () => string): string => `SUM(CASE WHEN ${condition()} THEN 1 ELSE 0 END)`;
-  const group = columns.group === undefined ? "NULL" : q(columns.group);
-  let sql = `SELECT ${group} AS grp, COUNT(*) AS total, `;
-  sql += `${count(processed)} AS processed, `;
-  sql += `${count(dead)} AS dead, `;
-  sql += `${count(leased)} AS leased, `;
-  sql += `${count(scheduled)} AS scheduled, `;
-  sql += `${count(due)} AS due `;
-  sql += `FROM ${q(table)}`;
-  if (columns.group !== undefined) sql += ` GROUP BY ${group} ORDER BY ${group}`;
-  return { sql, params };
-}
-
-/**
- * A time as a parameter compared with the drivers' time columns: SQLite's driver stores INTEGER
- * milliseconds since the Unix epoch; PostgreSQL (`timestamptz`) and MySQL (`DATETIME`, read and
- * written in UTC) take a `Date`.
- */
-export function timeParam(dialect: Dialect, time: Date): unknown {
-  return dialect === "sqlite" ? time.getTime() : time;
 }
 
 /**

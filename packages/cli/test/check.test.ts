@@ -147,6 +147,36 @@ describe.each(["sqlite", "postgres", "mysql"] as const)(
       },
     );
 
+    it.runIf(dialect === "sqlite")(
+      "apply changes nothing on a column of another type, and says the table must be rebuilt",
+      async () => {
+        const { url, admin, table } = await setUp();
+        const t = quoteIdentifier(dialect, table);
+        await admin.execute(
+          `CREATE TABLE ${t} ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "payload" TEXT NOT NULL, "attempt" INTEGER NOT NULL DEFAULT 1, "run_at" INTEGER, "priority" INTEGER NOT NULL DEFAULT 0, "queue" TEXT, "locked_until" TEXT)`,
+        );
+        const before = await admin.query(
+          `SELECT type FROM pragma_table_info(?) WHERE name = 'locked_until'`,
+          [table],
+        );
+        const refused = await runMain([
+          "schema",
+          "--apply",
+          "--allow-rewrite",
+          "--url",
+          url,
+          "--table",
+          table,
+        ]);
+        expect(refused.code).toBe(1);
+        expect(refused.stdout).toContain("SQLite cannot change the type");
+        expect(refused.stderr).toContain("nothing was changed");
+        expect(
+          await admin.query(`SELECT type FROM pragma_table_info(?) WHERE name = 'locked_until'`, [table]),
+        ).toEqual(before);
+      },
+    );
+
     it("a column of another type is reported with the expected type", async () => {
       const { url, admin, table } = await setUp();
       const t = quoteIdentifier(dialect, table);

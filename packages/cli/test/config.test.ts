@@ -2,10 +2,12 @@
 // README's quick-start table, which has none of the standard layout's run_at, priority or queue).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createBroker, defineTable, silentLogger, type TableDescription } from "@rowclaim/core";
 import { databaseUrl } from "@rowclaim/tooling/test-env";
 import { afterAll, describe, expect, it } from "vitest";
 import { type AdminConnection, openAdminConnection } from "../src/admin-connection.js";
 import { dropTableSql, quoteIdentifier } from "../src/admin-sql.js";
+import { createDriver } from "../src/connect.js";
 import { parseTarget } from "../src/target.js";
 import { packageDir } from "./build.js";
 import { runMain, tempDir, uniquePrefix } from "./support.js";
@@ -34,20 +36,42 @@ function writeConfig(dir: string, body: unknown, file = "rowclaim.config.mjs"): 
   return path;
 }
 
+interface Count {
+  readonly count: number;
+  readonly capped: boolean;
+}
+
 interface StatusJson {
   readonly table: string;
-  readonly columns: Record<string, string>;
+  readonly form: string;
   readonly groups: readonly {
     group: string | null;
-    total: number;
-    due: number;
-    leased: number;
-    dead: number;
+    due: Count;
+    delayed: Count;
+    inWork: Count;
+    dead: Count;
+    processed: Count;
   }[];
+  readonly inWork?: readonly { id: number | string; holder: { form: string; lockedUntil?: string } }[];
+}
+
+/** A group's figures: due, delayed, in work, dead, processed. */
+function figures(group: StatusJson["groups"][number]): number[] {
+  return [group.due, group.delayed, group.inWork, group.dead, group.processed].map((count) => count.count);
+}
+
+async function waitUntil(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/** A broker on the config's database, for rows held in work while status reads them. */
+async function brokerOn(url: string) {
+  const driver = await createDriver(parseTarget(url));
+  return createBroker({ driver, logger: silentLogger });
 }
 
 describe.each(["sqlite", "postgres", "mysql"] as const)("a config module's tables on %s", (dialect) => {
-  it("schema --apply creates the quick-start table, check exits 0, and status prints its real state", async () => {
+  it("schema --apply creates the quick-start table, check exits 0, and status prints its real state, a row a broker holds in work", async () => {
     const url = dialect === "sqlite" ? join(tempDir(), "config.db") : await databaseUrl(dialect);
     const admin = await openAdminConnection(parseTarget(url));
     connections.push(admin);
@@ -71,8 +95,33 @@ describe.each(["sqlite", "postgres", "mysql"] as const)("a config module's table
     expect(status.code).toBe(0);
     const [only] = JSON.parse(status.stdout) as StatusJson[];
     expect(only?.table).toBe(table);
-    expect(only?.columns).toEqual({ lockedUntil: "locked_until" });
-    expect(only?.groups.map((group) => [group.total, group.due, group.leased])).toEqual([[2, 2, 0]]);
+    expect(only?.form).toBe("lease");
+    expect(only?.groups.map(figures)).toEqual([[2, 0, 0, 0, 0]]);
+
+    // A broker holds one row in work: status shows it, and --in-work lists it with its lease.
+    const broker = await brokerOn(url);
+    const releases: (() => void)[] = [];
+    try {
+      const jobs = defineTable(quickStart(table) as unknown as TableDescription);
+      await broker.subscribe(jobs, () => new Promise<void>((resolve) => releases.push(resolve)), {
+        workers: 1,
+        pollInterval: 50,
+      });
+      await waitUntil(() => releases.length === 1);
+      const busy = await runMain(["status", "--config", config, "--json", "--in-work"]);
+      expect(busy.code, busy.stderr).toBe(0);
+      const [held] = JSON.parse(busy.stdout) as StatusJson[];
+      expect(held?.groups.map(figures)).toEqual([[1, 0, 1, 0, 0]]);
+      expect(held?.inWork?.map((row) => row.holder.form)).toEqual(["lease"]);
+      expect(Date.parse(held?.inWork?.[0]?.holder.lockedUntil ?? "")).toBeGreaterThan(Date.now());
+      const text = await runMain(["status", "--config", config, "--in-work"]);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout).toContain(table);
+      expect(text.stdout).toContain("lease until");
+    } finally {
+      for (const release of releases) release();
+      await broker.close({ timeout: 5000 });
+    }
   });
 
   it("status counts the rows of a description's dead-letter group as dead, not due", async () => {
@@ -102,9 +151,9 @@ describe.each(["sqlite", "postgres", "mysql"] as const)("a config module's table
     const status = await runMain(["status", "--config", config, "--json"]);
     expect(status.code, status.stderr).toBe(0);
     const [only] = JSON.parse(status.stdout) as StatusJson[];
-    expect(only?.groups.map((group) => [group.group, group.total, group.due, group.dead])).toEqual([
-      ["dead", 2, 0, 2],
-      ["mail", 1, 1, 0],
+    expect(only?.groups.map((group) => [group.group, figures(group)])).toEqual([
+      ["dead", [0, 0, 0, 2, 0]],
+      ["mail", [1, 0, 0, 0, 0]],
     ]);
   });
 });

@@ -10,17 +10,36 @@ import { standardTable } from "../src/tables.js";
 import { parseTarget, type Target } from "../src/target.js";
 import { runMain, tempDir, uniquePrefix } from "./support.js";
 
+interface Count {
+  count: number;
+  capped: boolean;
+}
+
 interface StatusJson {
   table: string;
-  columns: Record<string, string>;
+  form: string;
+  cap: number;
   groups: {
     group: string | null;
-    total: number;
-    due: number;
-    leased: number;
-    scheduled: number;
-    processed: number;
+    due: Count;
+    delayed: Count;
+    inWork: Count;
+    dead: Count;
+    processed: Count;
+    oldestDueAgeMs: number | null;
+    paused: boolean;
   }[];
+  inWork?: {
+    id: string | number;
+    group: string | null;
+    holder: { form: string; lockedUntil?: string; session?: string };
+  }[];
+}
+
+/** A group's figures as numbers: due, delayed, in work, dead, processed. */
+function figures(group: StatusJson["groups"][number] | undefined): number[] {
+  if (group === undefined) return [];
+  return [group.due, group.delayed, group.inWork, group.dead, group.processed].map((count) => count.count);
 }
 
 async function waitUntil(condition: () => boolean): Promise<void> {
@@ -61,11 +80,13 @@ async function statusOfBusyTable(target: Target, url: string): Promise<StatusJso
       { workers: 2 },
     );
     await waitUntil(() => releases.length === 2);
-    const result = await runMain(["status", "--url", url, "--table", name, "--json"]);
+    const result = await runMain(["status", "--url", url, "--table", name, "--json", "--in-work"]);
     expect(result.code, result.stderr).toBe(0);
-    const text = await runMain(["status", "--url", url, "--table", name]);
+    const text = await runMain(["status", "--url", url, "--table", name, "--in-work"]);
+    expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain(name);
-    expect(text.stdout).toContain("scheduled");
+    expect(text.stdout).toContain("in work");
+    expect(text.stdout).toContain("lease until");
     for (const release of releases) release();
     await held.stop();
     const [status] = JSON.parse(result.stdout) as StatusJson[];
@@ -78,30 +99,75 @@ async function statusOfBusyTable(target: Target, url: string): Promise<StatusJso
   }
 }
 
+/** Due, delayed, in work, dead, processed: of the rows without a group, then of group "other". */
 const expectedGroups = [
-  { group: null, total: 10, due: 3, leased: 2, scheduled: 4, processed: 1, dead: 0 },
-  { group: "other", total: 2, due: 2, leased: 0, scheduled: 0, processed: 0, dead: 0 },
+  [null, [3, 4, 2, 0, 1]],
+  ["other", [2, 0, 0, 0, 0]],
 ];
 
-describe("rowclaim status counts due, leased, scheduled and processed rows by group", () => {
+function expectBusyTable(status: StatusJson): void {
+  expect(status.form).toBe("lease");
+  expect(status.groups.map((group) => [group.group, figures(group)])).toEqual(expectedGroups);
+  expect(status.inWork).toHaveLength(2);
+  for (const row of status.inWork ?? []) {
+    expect(row.holder.form).toBe("lease");
+    expect(Date.parse(row.holder.lockedUntil ?? "")).toBeGreaterThan(Date.now());
+  }
+}
+
+describe("rowclaim status counts due, delayed, in work (unexpired leases), dead and processed rows by group", () => {
   it("on SQLite", async () => {
     const file = join(tempDir(), "status.db");
     // The driver creates the file; status only reads it.
     await createSqliteDriver({ filename: file }).close();
-    const status = await statusOfBusyTable({ dialect: "sqlite", filename: file }, file);
-    expect(status.columns).toEqual({
-      group: "queue",
-      runAt: "run_at",
-      processedAt: "processed_at",
-      lockedUntil: "locked_until",
-    });
-    expect(status.groups).toEqual(expectedGroups);
+    expectBusyTable(await statusOfBusyTable({ dialect: "sqlite", filename: file }, file));
   });
 
   it.each(["postgres", "mysql"] as const)("on %s", async (kind) => {
     const url = await databaseUrl(kind);
-    const status = await statusOfBusyTable(parseTarget(url), url);
-    expect(status.groups).toEqual(expectedGroups);
+    expectBusyTable(await statusOfBusyTable(parseTarget(url), url));
+  });
+});
+
+describe.each(["postgres", "mysql"] as const)("rowclaim status on a %s row lock table", (kind) => {
+  it("shows the rows locked now as in work, --in-work lists them (with the backend pid on PostgreSQL), and --cap prints N+", async () => {
+    const url = await databaseUrl(kind);
+    const target = parseTarget(url);
+    const name = uniquePrefix("status_lock");
+    const table = standardTable({ name, form: "rowLock" });
+    const admin = await openAdminConnection(target);
+    const driver = await createDriver(target);
+    const broker = createBroker({ driver, logger: silentLogger });
+    const releases: (() => void)[] = [];
+    try {
+      await admin.execute(dropTableSql(target.dialect, name));
+      await admin.execute(driver.schemaSql(table));
+      await broker.publishMany(
+        table,
+        Array.from({ length: 4 }, (_, n) => ({ payload: { n } })),
+      );
+      await broker.subscribe(table, () => new Promise<void>((resolve) => releases.push(resolve)), {
+        workers: 1,
+        batch: 1,
+      });
+      await waitUntil(() => releases.length === 1);
+      const result = await runMain(["status", "--url", url, "--table", name, "--json", "--in-work"]);
+      expect(result.code, result.stderr).toBe(0);
+      const [status] = JSON.parse(result.stdout) as StatusJson[];
+      expect(status?.form).toBe("rowLock");
+      expect(status?.groups.map((group) => [group.group, figures(group)])).toEqual([[null, [3, 0, 1, 0, 0]]]);
+      expect(status?.inWork).toHaveLength(1);
+      if (kind === "postgres") expect(status?.inWork?.[0]?.holder.session).toMatch(/^\d+$/);
+      const capped = await runMain(["status", "--url", url, "--table", name, "--cap", "2", "--in-work"]);
+      expect(capped.code, capped.stderr).toBe(0);
+      expect(capped.stdout).toContain("2+");
+      if (kind === "postgres") expect(capped.stdout).toContain("backend pid");
+    } finally {
+      for (const release of releases) release();
+      await broker.close({ timeout: 5000 });
+      await admin.execute(dropTableSql(target.dialect, name));
+      await admin.close();
+    }
   });
 });
 
@@ -149,10 +215,9 @@ describe("rowclaim status with other column names", () => {
     ]);
     expect(result.code, result.stderr).toBe(0);
     const [status] = JSON.parse(result.stdout) as StatusJson[];
-    expect(status?.columns).toEqual({ group: "kind", runAt: "due_at" });
-    expect(status?.groups).toEqual([
-      { group: null, total: 1, due: 1, leased: 0, scheduled: 0, processed: 0, dead: 0 },
-      { group: "x", total: 2, due: 1, leased: 0, scheduled: 1, processed: 0, dead: 0 },
+    expect(status?.groups.map((group) => [group.group, figures(group)])).toEqual([
+      [null, [1, 0, 0, 0, 0]],
+      ["x", [1, 1, 0, 0, 0]],
     ]);
   });
 });

@@ -11,8 +11,9 @@
  * - advisory: keys held now (PostgreSQL: advisory entries of `pg_locks`; MariaDB/MySQL:
  *   `IS_USED_LOCK` of each row's rendered key; SQLite: the keys this process holds).
  *
- * Every count is capped ({@link QueueStatusOptions.cap}): a reader counts up to the cap and then
- * reports `capped: true` ("10000+"), so that a table of millions of rows answers fast.
+ * Every count is capped ({@link QueueStatusOptions.cap}): a figure above the cap is reported as
+ * the cap with `capped: true` ("10000+"). The built-in readers count every group in one pass over
+ * the table; a dashboard over tables of millions of rows caches the result.
  *
  * @module
  */

@@ -3,7 +3,7 @@
  * `listInWork`): the table's groups; per group, the rows in work (lease: unexpired leases;
  * advisory: the first row of each lock name `IS_USED_LOCK` finds held, with the holding
  * connection id; row lock: the `SKIP LOCKED` probe over the first open rows in claim order), then
- * one statement of capped counts. Statements: `status-sql.ts`.
+ * one grouped pass that counts every group (the figures capped here). Statements: `status-sql.ts`.
  *
  * @module
  */
@@ -28,7 +28,6 @@ import {
   inWorkCandidatesSql,
   rowLockProbeSql,
   statusCountSql,
-  statusGroupsSql,
 } from "./status-sql.js";
 
 /** What the row lock probe cannot see, for people. */
@@ -121,46 +120,34 @@ export function mysqlStatusReader(pool: PoolLike): QueueStatusReader {
   return {
     async countGroups(table: TableDefinition, statusQuery: StatusQuery): Promise<TableCounts> {
       const { now, cap, deadGroup } = statusQuery;
-      const groupsSql = statusGroupsSql(table);
-      const groups: (string | null)[] =
-        groupsSql === undefined
-          ? [null]
-          : (await query(pool, table, groupsSql.sql, groupsSql.values)).map((row) =>
-              row.grp === null || row.grp === undefined ? null : String(row.grp),
-            );
-      const counts: GroupCounts[] = [];
-      for (const group of groups) {
-        const filter = groupsSql === undefined ? "all" : filterOf(table, group);
-        const dead = deadGroup !== undefined && group === deadGroup;
-        let inWork: InWorkCondition = { lease: now };
-        let inWorkCapped = false;
-        if (!dead && table.form !== "lease") {
-          const found = await findInWork(table, filter, now, cap);
-          inWork = { ids: found.rows.map((row) => row.id) };
-          inWorkCapped = found.capped;
-        }
-        const statement = statusCountSql(table, filter, dead, inWork, now, cap);
-        const [row = {}] = await query(pool, table, statement.sql, statement.values);
-        const capped = (value: unknown, more = false): CappedCount => {
-          const count = Number(value ?? 0);
-          return count > cap ? { count: cap, capped: true } : { count, capped: more };
-        };
+      let inWork: InWorkCondition = { lease: now };
+      let inWorkCapped = false;
+      if (table.form !== "lease") {
+        const found = await findInWork(table, "all", now, cap);
+        inWork = { ids: found.rows.map((row) => row.id) };
+        inWorkCapped = found.capped;
+      }
+      const statement = statusCountSql(table, deadGroup, inWork, now);
+      const rows = await query(pool, table, statement.sql, statement.values);
+      const capped = (value: unknown, more = false): CappedCount => {
+        const count = Number(value ?? 0);
+        return count > cap ? { count: cap, capped: true } : { count, capped: more };
+      };
+      const groups = rows.map((row): GroupCounts => {
         const oldest = row.oldest_due_at;
-        const entry: GroupCounts = {
-          group,
+        return {
+          group: row.grp === null || row.grp === undefined ? null : String(row.grp),
           due: capped(row.due),
           delayed: capped(row.delayed),
           inWork: capped(row.in_work, inWorkCapped),
-          dead: capped(row.open),
+          dead: capped(row.dead),
           processed: capped(row.processed),
           oldestDueAt: oldest instanceof Date ? oldest : null,
         };
-        const figures = [entry.due, entry.delayed, entry.inWork, entry.dead, entry.processed];
-        if (figures.some((figure) => figure.count > 0)) counts.push(entry);
-      }
+      });
       return table.form === "rowLock"
-        ? { groups: counts, inWorkScope: "database", inWorkLimit: ROW_LOCK_LIMIT }
-        : { groups: counts, inWorkScope: "database" };
+        ? { groups, inWorkScope: "database", inWorkLimit: ROW_LOCK_LIMIT }
+        : { groups, inWorkScope: "database" };
     },
     async listInWork(table: TableDefinition, inWorkQuery: InWorkQuery): Promise<readonly InWorkRow[]> {
       const { now, limit, group } = inWorkQuery;

@@ -13,7 +13,7 @@
  *   `lockNameExpression`): the connection id holding it; per held name, its first row in claim
  *   order is the one in work.
  *
- * Counts read at most `cap + 1` rows each (`LIMIT` inside the count). Identifiers are quoted
+ * Every group is counted in one grouped pass (the reader caps the figures). Identifiers are quoted
  * with {@link quoteIdentifier}; values travel as `?` parameters, in the order the text reads.
  *
  * @module
@@ -69,16 +69,6 @@ function where(conditions: readonly string[]): string {
   return conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`;
 }
 
-/** The distinct groups of the table (`grp`), or `undefined` for a table without a group column. */
-export function statusGroupsSql(table: TableDefinition): Bound | undefined {
-  const { group } = table.columns;
-  if (group === undefined) return undefined;
-  return {
-    sql: `SELECT DISTINCT CAST(${quoter(table)(group)} AS CHAR) AS \`grp\` FROM ${quoteDefinedTable(table)}`,
-    values: [],
-  };
-}
-
 /** What stands for "in work" in the counts. */
 export type InWorkCondition =
   /** Lease form: `lockedUntil` after `now`. */
@@ -87,26 +77,26 @@ export type InWorkCondition =
   | { readonly ids: readonly unknown[] };
 
 /**
- * One group's counts: columns `due`, `delayed`, `in_work`, `open`, `processed` (each at most
- * `cap`), `oldest_due_at`. With `dead`, the group is the dead-letter group: `open` counts its
- * unprocessed rows and the other open figures are 0.
+ * Every group's counts in one grouped pass over the table: one row per group, `grp`, `due`,
+ * `delayed`, `in_work`, `dead`, `processed`, `oldest_due_at` (exact: the reader caps them). One
+ * pass costs far less than a capped count per figure and group, which on 1,000,000 rows read the
+ * table many times over.
  */
 export function statusCountSql(
   table: TableDefinition,
-  filter: GroupFilter,
-  dead: boolean,
+  deadGroup: string | undefined,
   inWork: InWorkCondition,
   now: Date,
-  cap: number,
 ): Bound {
   const v = new Values();
   const q = quoter(table);
-  const from = `FROM ${quoteDefinedTable(table)}`;
-  const { runAt, processedAt, lockedUntil, id } = table.columns;
-  const count = (conditions: () => string[]): string => {
-    const text = `(SELECT COUNT(*) FROM (SELECT 1 ${from}${where(conditions())} LIMIT ${v.add(cap + 1)}) AS rc_c)`;
-    return text;
-  };
+  const { runAt, processedAt, lockedUntil, id, group } = table.columns;
+  const unprocessed = processedAt === undefined ? "TRUE" : `${q(processedAt)} IS NULL`;
+  const inDead = (): string =>
+    deadGroup === undefined || group === undefined
+      ? "FALSE"
+      : `COALESCE(${q(group)} = ${v.add(deadGroup)}, FALSE)`;
+  const open = (): string => `${unprocessed} AND NOT ${inDead()}`;
   const working = (): string => {
     if ("lease" in inWork)
       return lockedUntil === undefined
@@ -115,36 +105,32 @@ export function statusCountSql(
     if (inWork.ids.length === 0) return "FALSE";
     return `${q(id)} IN (${inWork.ids.map((value) => v.add(value)).join(", ")})`;
   };
-  const dueTime = (): string[] =>
-    runAt === undefined ? [] : [`(${q(runAt)} IS NULL OR ${q(runAt)} <= ${v.add(now)})`];
-  const items: string[] = [];
-  if (dead) {
-    items.push("0 AS `due`", "0 AS `delayed`", "0 AS `in_work`");
-    items.push(`${count(() => openConditions(table, filter, v))} AS \`open\``);
-    items.push("NULL AS `oldest_due_at`");
-  } else {
-    items.push(
-      `${count(() => [...openConditions(table, filter, v), `NOT (${working()})`, ...dueTime()])} AS \`due\``,
-    );
-    items.push(
-      runAt === undefined
-        ? "0 AS `delayed`"
-        : `${count(() => [...openConditions(table, filter, v), `NOT (${working()})`, `${q(runAt)} > ${v.add(now)}`])} AS \`delayed\``,
-    );
-    items.push(`${count(() => [...openConditions(table, filter, v), working()])} AS \`in_work\``);
-    items.push("0 AS `open`");
-    items.push(
-      runAt === undefined
-        ? "NULL AS `oldest_due_at`"
-        : `(SELECT MIN(${q(runAt)}) ${from}${where([...openConditions(table, filter, v), `NOT (${working()})`, ...dueTime()])}) AS \`oldest_due_at\``,
-    );
-  }
+  const dueTime = (): string =>
+    runAt === undefined ? "TRUE" : `(${q(runAt)} IS NULL OR ${q(runAt)} <= ${v.add(now)})`;
+  const sum = (condition: string): string => `COALESCE(SUM(CASE WHEN ${condition} THEN 1 ELSE 0 END), 0)`;
+  const grp = group === undefined ? "NULL" : `CAST(${q(group)} AS CHAR)`;
+  // Values are added in the order the text reads: build each item left to right.
+  const items: string[] = [`${grp} AS \`grp\``];
+  items.push(`${sum(`${open()} AND NOT ${working()} AND ${dueTime()}`)} AS \`due\``);
+  items.push(
+    runAt === undefined
+      ? "0 AS `delayed`"
+      : `${sum(`${open()} AND NOT ${working()} AND ${q(runAt)} > ${v.add(now)}`)} AS \`delayed\``,
+  );
+  items.push(`${sum(`${open()} AND ${working()}`)} AS \`in_work\``);
+  items.push(`${sum(`${unprocessed} AND ${inDead()}`)} AS \`dead\``);
   items.push(
     processedAt === undefined
       ? "0 AS `processed`"
-      : `${count(() => [...groupConditions(table, filter, v), `${q(processedAt)} IS NOT NULL`])} AS \`processed\``,
+      : `${sum(`${q(processedAt)} IS NOT NULL`)} AS \`processed\``,
   );
-  return { sql: `SELECT ${items.join(", ")}`, values: v.list };
+  items.push(
+    runAt === undefined
+      ? "NULL AS `oldest_due_at`"
+      : `MIN(CASE WHEN ${open()} AND NOT ${working()} AND ${dueTime()} THEN ${q(runAt)} END) AS \`oldest_due_at\``,
+  );
+  const groupBy = group === undefined ? "" : ` GROUP BY ${q(group)}`;
+  return { sql: `SELECT ${items.join(", ")} FROM ${quoteDefinedTable(table)}${groupBy}`, values: v.list };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL status reader (`driver.queueStatus`, behind core's `readQueueStatus` and
- * `listInWork`): the table's groups, then one statement of capped counts per group, and the rows
+ * `listInWork`): one grouped pass that counts every group (the figures capped here), and the rows
  * in work with the backend pid (or lease expiry) that holds each. Statements: `status-sql.ts`.
  *
  * @module
@@ -24,7 +24,6 @@ import {
   inWorkListSql,
   type StatusStatement,
   statusCountSql,
-  statusGroupsSql,
   statusKeyValues,
 } from "./status-sql.js";
 
@@ -45,31 +44,25 @@ export function postgresStatusReader(pool: QueryableLike): QueueStatusReader {
   };
   return {
     async countGroups(table: TableDefinition, query: StatusQuery): Promise<TableCounts> {
-      const groupsSql = statusGroupsSql(table);
-      const groups: (string | null)[] =
-        groupsSql === undefined
-          ? [null]
-          : (await run(table, groupsSql, {})).map((row) => (row.grp === null ? null : String(row.grp)));
-      const counts: GroupCounts[] = [];
-      for (const group of groups) {
-        const filter: GroupFilter = groupsSql === undefined ? "all" : group === null ? "none" : "named";
-        const dead = query.deadGroup !== undefined && group === query.deadGroup;
-        const [row = {}] = await run(table, statusCountSql(table, filter, dead), {
-          now: query.now,
-          cap: query.cap + 1,
-          group,
-        });
-        const capped = (value: unknown): CappedCount => {
-          const count = Number(value ?? 0);
-          return count > query.cap ? { count: query.cap, capped: true } : { count, capped: false };
-        };
+      const { deadGroup } = query;
+      const statement = statusCountSql(table, deadGroup !== undefined);
+      const rows = await run(
+        table,
+        statement,
+        deadGroup === undefined ? { now: query.now } : { now: query.now, dead: deadGroup },
+      );
+      const capped = (value: unknown): CappedCount => {
+        const count = Number(value ?? 0);
+        return count > query.cap ? { count: query.cap, capped: true } : { count, capped: false };
+      };
+      const groups = rows.map((row): GroupCounts => {
         const oldest = row.oldest_due_at;
-        const entry: GroupCounts = {
-          group,
+        return {
+          group: row.grp === null || row.grp === undefined ? null : String(row.grp),
           due: capped(row.due),
           delayed: capped(row.delayed),
           inWork: capped(row.in_work),
-          dead: capped(row.open),
+          dead: capped(row.dead),
           processed: capped(row.processed),
           oldestDueAt:
             oldest instanceof Date
@@ -78,10 +71,8 @@ export function postgresStatusReader(pool: QueryableLike): QueueStatusReader {
                 ? null
                 : new Date(String(oldest)),
         };
-        const total = [entry.due, entry.delayed, entry.inWork, entry.dead, entry.processed];
-        if (total.some((figure) => figure.count > 0)) counts.push(entry);
-      }
-      return { groups: counts, inWorkScope: "database" };
+      });
+      return { groups, inWorkScope: "database" };
     },
     async listInWork(table: TableDefinition, query: InWorkQuery): Promise<readonly InWorkRow[]> {
       const filter: GroupFilter =

@@ -2,7 +2,7 @@
  * The SQLite status reader (`driver.queueStatus`, behind core's `readQueueStatus` and
  * `listInWork`): the table's groups; per group, the rows in work (lease: unexpired leases;
  * advisory: the first row of each key this process holds, keys living in the process that took
- * them), then one statement of capped counts. Statements: `status-sql.ts`.
+ * them), then one grouped pass that counts every group (the figures capped here). Statements: `status-sql.ts`.
  *
  * @module
  */
@@ -22,7 +22,7 @@ import type { SqliteDatabase } from "./database.js";
 import { heldKeys } from "./keys.js";
 import { normalizeError } from "./normalize-error.js";
 import { advisoryKeySql } from "./sql.js";
-import { type GroupFilter, inWorkCandidatesSql, statusCountSql, statusGroupsSql } from "./status-sql.js";
+import { type GroupFilter, inWorkCandidatesSql, statusCountSql } from "./status-sql.js";
 
 /** What the advisory figures cannot see, for people. */
 const ADVISORY_LIMIT =
@@ -82,46 +82,33 @@ export function sqliteStatusReader(db: SqliteDatabase): QueueStatusReader {
   return {
     async countGroups(table: TableDefinition, query: StatusQuery): Promise<TableCounts> {
       const { now, cap, deadGroup } = query;
-      const groupsSql = statusGroupsSql(table);
-      const groups: (string | null)[] =
-        groupsSql === undefined
-          ? [null]
-          : all(table, groupsSql, {}).map((row) =>
-              row.grp === null || row.grp === undefined ? null : String(row.grp),
-            );
-      const counts: GroupCounts[] = [];
-      for (const group of groups) {
-        const filter = groupsSql === undefined ? "all" : filterOf(table, group);
-        const dead = deadGroup !== undefined && group === deadGroup;
-        const values: Values = { now: now.getTime(), cap: cap + 1 };
-        if (filter === "named") values.group = group;
-        let inWorkCapped = false;
-        if (!dead && table.form === "advisory") {
-          const found = findInWork(table, filter, group, now, cap);
-          values.inWork = JSON.stringify(found.rows.map((row) => row.id));
-          inWorkCapped = found.capped;
-        }
-        const [row = {}] = all(table, statusCountSql(table, filter, dead), values);
-        const capped = (value: unknown, more = false): CappedCount => {
-          const count = Number(value ?? 0);
-          return count > cap ? { count: cap, capped: true } : { count, capped: more };
-        };
+      // Nothing is in work in a form the driver does not run (a row lock table read by status).
+      const values: Values = { now: now.getTime(), dead: deadGroup ?? null, inWork: "[]" };
+      let inWorkCapped = false;
+      if (table.form === "advisory") {
+        const found = findInWork(table, "all", null, now, cap);
+        values.inWork = JSON.stringify(found.rows.map((row) => row.id));
+        inWorkCapped = found.capped;
+      }
+      const capped = (value: unknown, more = false): CappedCount => {
+        const count = Number(value ?? 0);
+        return count > cap ? { count: cap, capped: true } : { count, capped: more };
+      };
+      const groups = all(table, statusCountSql(table), values).map((row): GroupCounts => {
         const oldest = row.oldest_due_at;
-        const entry: GroupCounts = {
-          group,
+        return {
+          group: row.grp === null || row.grp === undefined ? null : String(row.grp),
           due: capped(row.due),
           delayed: capped(row.delayed),
           inWork: capped(row.in_work, inWorkCapped),
-          dead: capped(row.open),
+          dead: capped(row.dead),
           processed: capped(row.processed),
           oldestDueAt: typeof oldest === "number" ? new Date(oldest) : null,
         };
-        const figures = [entry.due, entry.delayed, entry.inWork, entry.dead, entry.processed];
-        if (figures.some((figure) => figure.count > 0)) counts.push(entry);
-      }
+      });
       return table.form === "advisory"
-        ? { groups: counts, inWorkScope: "process", inWorkLimit: ADVISORY_LIMIT }
-        : { groups: counts, inWorkScope: "database" };
+        ? { groups, inWorkScope: "process", inWorkLimit: ADVISORY_LIMIT }
+        : { groups, inWorkScope: "database" };
     },
     async listInWork(table: TableDefinition, query: InWorkQuery): Promise<readonly InWorkRow[]> {
       const filter = filterOf(table, query.group);

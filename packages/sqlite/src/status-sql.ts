@@ -2,8 +2,8 @@
  * The read-only statements of the SQLite status reader (`queue-status.ts`). In work, per form:
  * lease, `lockedUntil` (epoch milliseconds) after `@now`; advisory, the first open row in claim
  * order of each key in `@held` (a JSON array of the keys this process holds on the file: SQLite
- * has no advisory locks, the driver keeps them in the process). Counts read at most `@cap` rows
- * each. Identifiers go through {@link quoteIdentifier}; values are named parameters.
+ * has no advisory locks, the driver keeps them in the process). Every group is counted in one
+ * grouped pass (the reader caps the figures). Identifiers go through {@link quoteIdentifier}; values are named parameters.
  *
  * @module
  */
@@ -30,55 +30,39 @@ function where(conditions: readonly string[]): string {
   return conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`;
 }
 
-/** The distinct groups (`grp`), or `undefined` for a table without a group column. */
-export function statusGroupsSql(table: TableDefinition): string | undefined {
-  const { group } = table.columns;
-  if (group === undefined) return undefined;
-  return `SELECT DISTINCT CAST(${quoteIdentifier(group)} AS TEXT) AS grp FROM ${quoteColumns(table).table}`;
-}
-
 /**
- * One group's counts (`@now`, `@cap` the cap plus one, `@group`, `@inWork` a JSON array of the
- * ids in work for the advisory form): `due`, `delayed`, `in_work`, `open`, `processed`,
- * `oldest_due_at`. With `dead`, the group is the dead-letter group: `open` counts its unprocessed
- * rows, the other open figures are 0.
+ * Every group's counts in one grouped pass over the table (`@now`, `@dead` the dead-letter group
+ * or NULL, `@inWork` a JSON array of the ids in work for the advisory form): one row per group,
+ * `grp`, `due`, `delayed`, `in_work`, `dead`, `processed`, `oldest_due_at` (exact: the reader caps
+ * them). One pass costs far less than a capped count per figure and group.
  */
-export function statusCountSql(table: TableDefinition, filter: GroupFilter, dead: boolean): string {
+export function statusCountSql(table: TableDefinition): string {
   const c = quoteColumns(table);
-  const from = `FROM ${c.table}`;
-  const count = (conditions: readonly string[]): string =>
-    `(SELECT COUNT(*) FROM (SELECT 1 ${from}${where(conditions)} LIMIT @cap))`;
-  const open = openConditions(table, filter);
+  const unprocessed = c.processedAt === undefined ? "1" : `${c.processedAt} IS NULL`;
+  const inDead = c.group === undefined ? "0" : `COALESCE(${c.group} = @dead, 0)`;
+  const open = `${unprocessed} AND NOT ${inDead}`;
   const working =
     table.form === "lease"
       ? c.lockedUntil === undefined
         ? "0"
         : `COALESCE(${c.lockedUntil} > @now, 0)`
       : `${c.id} IN (SELECT value FROM json_each(@inWork))`;
-  const due = c.runAt === undefined ? [] : [`(${c.runAt} IS NULL OR ${c.runAt} <= @now)`];
-  const items: string[] = [];
-  if (dead)
-    items.push("0 AS due", "0 AS delayed", "0 AS in_work", `${count(open)} AS open`, "NULL AS oldest_due_at");
-  else {
-    items.push(`${count([...open, `NOT (${working})`, ...due])} AS due`);
-    items.push(
-      c.runAt === undefined
-        ? "0 AS delayed"
-        : `${count([...open, `NOT (${working})`, `${c.runAt} > @now`])} AS delayed`,
-    );
-    items.push(`${count([...open, working])} AS in_work`, "0 AS open");
-    items.push(
-      c.runAt === undefined
-        ? "NULL AS oldest_due_at"
-        : `(SELECT MIN(${c.runAt}) ${from}${where([...open, `NOT (${working})`, ...due])}) AS oldest_due_at`,
-    );
-  }
-  items.push(
-    c.processedAt === undefined
-      ? "0 AS processed"
-      : `${count([...groupConditions(table, filter), `${c.processedAt} IS NOT NULL`])} AS processed`,
-  );
-  return `SELECT ${items.join(", ")}`;
+  const due = c.runAt === undefined ? "1" : `(${c.runAt} IS NULL OR ${c.runAt} <= @now)`;
+  const sum = (condition: string): string => `COALESCE(SUM(CASE WHEN ${condition} THEN 1 ELSE 0 END), 0)`;
+  const items = [
+    `${c.group === undefined ? "NULL" : `CAST(${c.group} AS TEXT)`} AS grp`,
+    `${sum(`${open} AND NOT ${working} AND ${due}`)} AS due`,
+    c.runAt === undefined
+      ? "0 AS delayed"
+      : `${sum(`${open} AND NOT ${working} AND ${c.runAt} > @now`)} AS delayed`,
+    `${sum(`${open} AND ${working}`)} AS in_work`,
+    `${sum(`${unprocessed} AND ${inDead}`)} AS dead`,
+    c.processedAt === undefined ? "0 AS processed" : `${sum(`${c.processedAt} IS NOT NULL`)} AS processed`,
+    c.runAt === undefined
+      ? "NULL AS oldest_due_at"
+      : `MIN(CASE WHEN ${open} AND NOT ${working} AND ${due} THEN ${c.runAt} END) AS oldest_due_at`,
+  ];
+  return `SELECT ${items.join(", ")} FROM ${c.table}${c.group === undefined ? "" : ` GROUP BY ${c.group}`}`;
 }
 
 /**
