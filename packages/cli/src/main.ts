@@ -11,9 +11,9 @@ import { cancelCommand } from "./commands/cancel.js";
 import { checkCommand } from "./commands/check.js";
 import { dashboardCommand } from "./commands/dashboard.js";
 import { demoCommand } from "./commands/demo.js";
+import { pauseCommand, resumeCommand } from "./commands/pause.js";
 import { pruneCommand } from "./commands/prune.js";
 import { redriveCommand } from "./commands/redrive.js";
-import { pauseCommand, resumeCommand } from "./commands/pause.js";
 import { schemaCommand } from "./commands/schema.js";
 import { statusCommand } from "./commands/status.js";
 
