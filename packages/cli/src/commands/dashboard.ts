@@ -112,7 +112,12 @@ export const dashboardCommand: Command = {
       dashboardModule = await import("@rowclaim/dashboard");
       nodeModule = await import("@rowclaim/dashboard/node");
     } catch (error) {
-      throw new DashboardNotInstalledError(error);
+      const code = (error as { code?: unknown }).code;
+      const missing =
+        (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") &&
+        String((error as Error).message).includes("@rowclaim/dashboard");
+      if (missing) throw new DashboardNotInstalledError(error);
+      throw error;
     }
     const driver = await createDriver(parseTarget(url, "dashboard"));
     const dashboard = dashboardModule.createDashboard({
