@@ -9,6 +9,7 @@ import { type Command, type CommandIO, EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "
 import { benchCommand } from "./commands/bench.js";
 import { cancelCommand } from "./commands/cancel.js";
 import { checkCommand } from "./commands/check.js";
+import { dashboardCommand } from "./commands/dashboard.js";
 import { demoCommand } from "./commands/demo.js";
 import { pauseCommand, resumeCommand } from "./commands/pause.js";
 import { pruneCommand } from "./commands/prune.js";
@@ -29,6 +30,7 @@ export const commands: readonly Command[] = Object.freeze([
   cancelCommand,
   redriveCommand,
   pruneCommand,
+  dashboardCommand,
   benchCommand,
 ]);
 
