@@ -4,11 +4,12 @@
 //
 // PgBouncer in session mode hands one server session to one client for the client's whole
 // connection: what it can change is how sessions are made, found, held and lost — claims and
-// their locks, leases, advisory keys, transactions, LISTEN, shutdown, pools, crashes, errors. The
+// their locks, leases, advisory keys and their slots, transactions, LISTEN, shutdown, pools,
+// crashes, errors, and what status, pauses and operations read of sessions and locks. The
 // sub-suites about what the driver's SQL and the runtime do inside a session (outcomes, payloads,
-// coalesced settlements, prefetch, interleavings, poison, declarations, identifiers) and the
-// process's own heap (memory) say the same through the pooler as on the direct run, which has
-// them all; the start-up faults (sessions ended before each start-up statement) run there too,
+// coalesced settlements, prefetch, interleavings, poison, declarations, identifiers, unique keys,
+// schedules) and the process's own heap (memory) say the same through the pooler as on the
+// direct run, which has them all; the start-up faults (sessions ended before each start-up statement) run there too,
 // and pgbouncer.test.ts covers the probes behind both pool modes.
 import {
   advisorySuite,
@@ -45,6 +46,7 @@ const throughThePooler = [
   "locking",
   "lease",
   "advisory",
+  "keyLimits",
   "fifo",
   "transactions",
   "transactional",
@@ -56,6 +58,9 @@ const throughThePooler = [
   "crash",
   "errors",
   "robustness",
+  "status",
+  "controls",
+  "operations",
 ] as const satisfies readonly (keyof typeof conformanceSuites)[];
 
 describe("rowclaim conformance: postgres via PgBouncer (session mode)", () => {
