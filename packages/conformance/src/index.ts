@@ -15,6 +15,7 @@ export { crashSuite } from "./crash.js";
 export { declarationSuite } from "./declaration.js";
 export { errorsSuite } from "./errors.js";
 export { fifoSuite } from "./fifo.js";
+export { handlerTimeoutSuite } from "./handler-timeout.js";
 export type {
   ConformanceHarness,
   HeldRowLock,
@@ -38,6 +39,7 @@ export { poisonSuite } from "./poison.js";
 export { poolsSuite } from "./pools.js";
 export { prefetchSuite } from "./prefetch.js";
 export { RefusingProxy } from "./refusing-proxy.js";
+export { retryDelaySuite } from "./retry-delay.js";
 export {
   type CollectedTest,
   type ConformanceTestOptions,

@@ -24,6 +24,7 @@ import type { Claimer } from "./forms.js";
 import { type AnyLogger, type BrokerLogger, brokerLogger, type Logger } from "./logger.js";
 import {
   backoffOptionKeys,
+  checkHandlerTimeout,
   brokerOptionKeys,
   describeValue,
   publishMessageKeys,
@@ -165,6 +166,17 @@ export interface SubscribeOptions {
    * Default false: `delivery.transaction` is still there, and fails when called on such a driver.
    */
   readonly transactional?: boolean;
+  /**
+   * Milliseconds a handler may run: then the delivery's `signal` aborts with a
+   * `HandlerTimeoutError` (code `HANDLER_TIMEOUT`), and a handler that has not settled within
+   * `timeoutGrace` more has its row settled as a failed attempt (retried with backoff, or
+   * dead-lettered at `maxAttempts`); what it returns later is ignored. A transactional body still
+   * running then is given up (row lock: the batch rolls back; lease: its session ends; advisory:
+   * the key is unlocked), its connection returned. Default: no timeout.
+   */
+  readonly timeout?: number;
+  /** Milliseconds between `timeout` and the broker settling the row itself. Default 5000. */
+  readonly timeoutGrace?: number;
 }
 
 /**
@@ -362,6 +374,7 @@ export class Broker<D extends Driver = Driver> {
       settings,
       logger: this.#logger,
       observer: this.#observer,
+      ...(this.#clock === undefined ? {} : { clock: this.#clock }),
       lease: {
         ...(this.#clock === undefined ? {} : { clock: this.#clock }),
         ...(skew === undefined ? {} : { skew }),
@@ -752,6 +765,7 @@ export class Broker<D extends Driver = Driver> {
       deadLetter: retirement.deadLetter,
       backoff,
       extendLeases: options.extendLeases ?? true,
+      timeout: checkHandlerTimeout(options, fail),
     };
   }
 

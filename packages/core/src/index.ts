@@ -52,6 +52,7 @@ export {
   ConstraintError,
   DeadlockError,
   DeclarationError,
+  HandlerTimeoutError,
   InvalidArgumentError,
   LeaseLostError,
   LockTimeoutError,
