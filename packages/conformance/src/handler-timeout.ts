@@ -13,6 +13,7 @@ import type { Fixture } from "./fixture.js";
 import type { ConformanceHarness, UserPoolDriver } from "./harness.js";
 import { conformanceGroup, conformanceTest, optOutCheck } from "./registry.js";
 import { allForms } from "./tables.js";
+import { importDriverModule } from "./transactional-support.js";
 import { idKey } from "./values.js";
 import { waitFor, within } from "./wait.js";
 
@@ -101,6 +102,14 @@ export function handlerTimeoutSuite(harness: ConformanceHarness): void {
           const caps = await fx.requireForm(form);
           if (!(caps.transactionalHandlers ?? []).includes(form)) {
             return fx.skip(`the ${harness.name} driver offers no transactional handlers in this form`);
+          }
+          const driverModule = harness.childDriverModule;
+          const bodies =
+            driverModule === undefined ? undefined : (await importDriverModule(driverModule)).transactionBodies;
+          if (bodies === "sync") {
+            return fx.skip(
+              `the ${harness.name} driver runs transaction bodies synchronously: a body cannot wait, so it cannot hang without blocking the process`,
+            );
           }
           const gate = fx.gate();
           await hungThenHandledElsewhere(

@@ -98,6 +98,7 @@ export function retryDelaySuite(harness: ConformanceHarness): void {
             const gap = (seen[1]?.at ?? 0) - (seen[0]?.at ?? 0);
             expect(gap, "the retry's delay").toBeGreaterThanOrEqual(200 - CLOCK_SLACK_MS);
             await waitFor("the row acked", async () => (await fx.rows(table)).length === 0);
+            await broker.close({ timeout: 2000 });
           },
         );
       }
