@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { ack, BrokerError, type Broker, type ClaimFormName, type Subscription } from "@rowclaim/core";
+import { ack, type Broker, BrokerError, type ClaimFormName, type Subscription } from "@rowclaim/core";
 import { expect } from "vitest";
 import { type Seen, see } from "./deliveries.js";
 import type { Fixture } from "./fixture.js";
@@ -23,7 +23,10 @@ const TIMEOUT_MS = 300;
 const GRACE_MS = 200;
 
 /** A broker on a pool the harness owns where it makes them (to count connections), else a plain one. */
-async function countedBroker(fx: Fixture, harness: ConformanceHarness): Promise<{ broker: Broker; pool: UserPoolDriver | undefined }> {
+async function countedBroker(
+  fx: Fixture,
+  harness: ConformanceHarness,
+): Promise<{ broker: Broker; pool: UserPoolDriver | undefined }> {
   if (harness.createUserPoolDriver === undefined) return { broker: await fx.broker(), pool: undefined };
   return fx.userPoolBroker();
 }
@@ -63,12 +66,19 @@ async function hungThenHandledElsewhere(
   );
   await waitFor("the hung handler's delivery", () => hung.length > 0);
   // The stop waits up to a minute for the delivery: only the timeout ends it sooner.
-  await within("the subscription's stop, ended by the handler's timeout", subscription.stop({ timeout: 60_000 }), 30_000);
+  await within(
+    "the subscription's stop, ended by the handler's timeout",
+    subscription.stop({ timeout: 60_000 }),
+    30_000,
+  );
   expect(aborted.length, "the delivery's signal aborted").toBe(1);
   expect(BrokerError.is(aborted[0], "HANDLER_TIMEOUT"), "the abort's reason").toBe(true);
   expect(subscription.stats.timedOut).toBe(1);
   if (pool !== undefined) {
-    await waitFor("the hung handler's pool to have no connection checked out", async () => (await pool.checkedOut()) === 0);
+    await waitFor(
+      "the hung handler's pool to have no connection checked out",
+      async () => (await pool.checkedOut()) === 0,
+    );
   }
   const other = await fx.broker();
   const handled: Seen[] = [];
@@ -105,7 +115,9 @@ export function handlerTimeoutSuite(harness: ConformanceHarness): void {
           }
           const driverModule = harness.childDriverModule;
           const bodies =
-            driverModule === undefined ? undefined : (await importDriverModule(driverModule)).transactionBodies;
+            driverModule === undefined
+              ? undefined
+              : (await importDriverModule(driverModule)).transactionBodies;
           if (bodies === "sync") {
             return fx.skip(
               `the ${harness.name} driver runs transaction bodies synchronously: a body cannot wait, so it cannot hang without blocking the process`,

@@ -39,7 +39,6 @@ export { poisonSuite } from "./poison.js";
 export { poolsSuite } from "./pools.js";
 export { prefetchSuite } from "./prefetch.js";
 export { RefusingProxy } from "./refusing-proxy.js";
-export { retryDelaySuite } from "./retry-delay.js";
 export {
   type CollectedTest,
   type ConformanceTestOptions,
@@ -49,6 +48,7 @@ export {
   registeredTests,
   withLoggedCauses,
 } from "./registry.js";
+export { retryDelaySuite } from "./retry-delay.js";
 export { robustnessSuite } from "./robustness.js";
 export { conformanceSuites, runConformance } from "./run.js";
 export { settlementsSuite } from "./settlements.js";

@@ -27,7 +27,10 @@ const BACKOFF_MS = 300;
 const CLOCK_SLACK_MS = 5;
 
 /** The table shapes: without `runAt`, and with it. */
-const shapes: readonly { readonly label: string; readonly roles: Exclude<ColumnRole, "id" | "payload" | "lockedUntil">[] }[] = [
+const shapes: readonly {
+  readonly label: string;
+  readonly roles: Exclude<ColumnRole, "id" | "payload" | "lockedUntil">[];
+}[] = [
   { label: "without runAt", roles: ["attempt", "group"] },
   { label: "with runAt", roles: ["attempt", "group", "runAt"] },
 ];
@@ -68,7 +71,9 @@ export function retryDelaySuite(harness: ConformanceHarness): void {
           expect(seen.map((s) => s.attempt)).toEqual(seen.map((_, index) => index + 1));
           for (let index = 1; index < seen.length; index += 1) {
             const gap = (seen[index]?.at ?? 0) - (seen[index - 1]?.at ?? 0);
-            expect(gap, `the gap before call ${index + 1}`).toBeGreaterThanOrEqual(BACKOFF_MS - CLOCK_SLACK_MS);
+            expect(gap, `the gap before call ${index + 1}`).toBeGreaterThanOrEqual(
+              BACKOFF_MS - CLOCK_SLACK_MS,
+            );
           }
         },
       );

@@ -1,7 +1,14 @@
 // Core's retry delays and due-time wake on the in-memory reference driver, deterministically:
 // the broker's clock is a manual clock the test moves, the poll interval is an hour, and nothing
 // publishes, so a second delivery can only come from the wake at the due time the broker wrote.
-import { ack, createBroker, type Delivery, defineTable, retryAfter, type TableDescription } from "@rowclaim/core";
+import {
+  ack,
+  createBroker,
+  type Delivery,
+  defineTable,
+  retryAfter,
+  type TableDescription,
+} from "@rowclaim/core";
 import { describe, expect, it } from "vitest";
 import { createManualClock, createMemoryDriver, executeSql, MemoryDatabase } from "../src/memory/index.js";
 import { waitFor } from "../src/wait.js";
@@ -23,7 +30,13 @@ describe("a retry with runAt wakes its subscription at the due time it wrote", (
   it("claims the row again once the broker's clock reaches runAt, with an hour's poll interval", async () => {
     const { table, database, clock, broker } = setUp({
       name: "due",
-      columns: { id: "id", payload: "payload", attempt: "attempt", runAt: "run_at", lockedUntil: "locked_until" },
+      columns: {
+        id: "id",
+        payload: "payload",
+        attempt: "attempt",
+        runAt: "run_at",
+        lockedUntil: "locked_until",
+      },
     });
     const seen: Delivery[] = [];
     await broker.publish(table, "later");
@@ -85,13 +98,17 @@ describe("a retry without runAt", () => {
       table,
       (delivery) => {
         seen.push(delivery);
-        if (delivery.payload === "fails once" && delivery.attempt === 1) throw new Error("first attempt fails");
+        if (delivery.payload === "fails once" && delivery.attempt === 1)
+          throw new Error("first attempt fails");
         return ack();
       },
       { pollInterval: HOUR, listen: false, backoff: { baseMs: 1000 } },
     );
     // The held row keeps no worker: the other row is handled meanwhile by the one worker.
-    await waitFor("the other row acked while the failed one is held", () => database.rows(table).length === 1);
+    await waitFor(
+      "the other row acked while the failed one is held",
+      () => database.rows(table).length === 1,
+    );
     expect(subscription.held).toBe(1);
     expect(subscription.stats.retried).toBe(0);
     clock.advance(1000);

@@ -24,8 +24,8 @@ import type { Claimer } from "./forms.js";
 import { type AnyLogger, type BrokerLogger, brokerLogger, type Logger } from "./logger.js";
 import {
   backoffOptionKeys,
-  checkHandlerTimeout,
   brokerOptionKeys,
+  checkHandlerTimeout,
   describeValue,
   publishMessageKeys,
   publishOptionKeys,

@@ -22,11 +22,7 @@ import type {
   SubscribeOptions,
 } from "./broker.js";
 import { DeclarationError, InvalidArgumentError } from "./errors.js";
-import {
-  DEFAULT_TIMEOUT_GRACE_MS,
-  type HandlerTimeoutSettings,
-  MAX_TIMEOUT_MS,
-} from "./handler-timeout.js";
+import { DEFAULT_TIMEOUT_GRACE_MS, type HandlerTimeoutSettings, MAX_TIMEOUT_MS } from "./handler-timeout.js";
 import type { Logger } from "./logger.js";
 import type { StartupRetryOptions } from "./startup-retry.js";
 import type { ClaimFormName, TableDefinition, TableDescription } from "./table.js";
@@ -280,12 +276,7 @@ export function checkHandlerTimeout(
 ): HandlerTimeoutSettings | undefined {
   const { timeout, timeoutGrace } = options;
   const check = (value: unknown, name: string, least: number): number => {
-    if (
-      typeof value !== "number" ||
-      !Number.isInteger(value) ||
-      value < least ||
-      value > MAX_TIMEOUT_MS
-    ) {
+    if (typeof value !== "number" || !Number.isInteger(value) || value < least || value > MAX_TIMEOUT_MS) {
       fail(
         `${name} must be a whole number of milliseconds from ${least} to ${MAX_TIMEOUT_MS}, got ${describeValue(value)}`,
         `Set ${name} in milliseconds.`,

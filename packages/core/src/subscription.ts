@@ -746,13 +746,16 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
                 this.#remember(hold, outcome, error, false);
                 this.#settleFailed(hold, error);
                 scope?.end(undefined, handlerElapsed(), error);
-                this.#logger.error(`Table "${this.table.name}": settling row ${String(row.id)}, whose handler timed out, failed.`, {
-                  err: error,
-                  table: this.table.name,
-                  id: row.id,
-                  outcome: outcome.kind,
-                  settled: false,
-                });
+                this.#logger.error(
+                  `Table "${this.table.name}": settling row ${String(row.id)}, whose handler timed out, failed.`,
+                  {
+                    err: error,
+                    table: this.table.name,
+                    id: row.id,
+                    outcome: outcome.kind,
+                    settled: false,
+                  },
+                );
               }
               return;
             }
@@ -813,7 +816,13 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     this.stats.timedOut += 1;
     if (!state.settled || !state.transacting) return;
     this.stats.failed += 1;
-    this.#failed(hold, error, retryAfter(0), "the handler's transaction ran past its timeout and grace", state.scope);
+    this.#failed(
+      hold,
+      error,
+      retryAfter(0),
+      "the handler's transaction ran past its timeout and grace",
+      state.scope,
+    );
     this.#inWork.delete(hold);
     await hold.abandon(error).catch((cause: unknown) => {
       this.#logger.error(

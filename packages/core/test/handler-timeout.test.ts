@@ -16,7 +16,10 @@ describe("subscribe's timeout and timeoutGrace are checked like every option", (
   it("resolves a timeout with the default grace, and a given grace", () => {
     expect(checkHandlerTimeout({}, fail)).toBeUndefined();
     expect(checkHandlerTimeout({ timeout: 1000 }, fail)).toEqual({ timeoutMs: 1000, graceMs: 5000 });
-    expect(checkHandlerTimeout({ timeout: 1000, timeoutGrace: 0 }, fail)).toEqual({ timeoutMs: 1000, graceMs: 0 });
+    expect(checkHandlerTimeout({ timeout: 1000, timeoutGrace: 0 }, fail)).toEqual({
+      timeoutMs: 1000,
+      graceMs: 0,
+    });
   });
   it.each([
     [{ timeout: 0 }],
@@ -70,7 +73,10 @@ describe("the due-time wake", () => {
     vi.useFakeTimers();
     let now = 1_000;
     const wakes: number[] = [];
-    const due = new DueWake(() => wakes.push(now), () => now);
+    const due = new DueWake(
+      () => wakes.push(now),
+      () => now,
+    );
     due.at(1_500);
     due.at(1_200);
     due.at(1_900);
@@ -86,7 +92,10 @@ describe("the due-time wake", () => {
   it("wakes nothing once closed", async () => {
     vi.useFakeTimers();
     const wakes: number[] = [];
-    const due = new DueWake(() => wakes.push(1), () => 0);
+    const due = new DueWake(
+      () => wakes.push(1),
+      () => 0,
+    );
     due.at(10);
     due.close();
     due.at(5);
