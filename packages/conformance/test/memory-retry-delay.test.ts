@@ -87,7 +87,7 @@ describe("a retry without runAt", () => {
     await broker.close();
   });
 
-  it("row lock form: holds the row, without its worker, until the due time, then releases it", async () => {
+  it("row lock form: holds the row, with its worker, until the due time, then releases it", async () => {
     const { table, database, clock, broker } = setUp({
       name: "held",
       columns: { id: "id", payload: "payload", attempt: "attempt" },
@@ -102,9 +102,9 @@ describe("a retry without runAt", () => {
           throw new Error("first attempt fails");
         return ack();
       },
-      { pollInterval: HOUR, listen: false, backoff: { baseMs: 1000 } },
+      { workers: 2, pollInterval: HOUR, listen: false, backoff: { baseMs: 1000 } },
     );
-    // The held row keeps no worker: the other row is handled meanwhile by the one worker.
+    // The held row keeps its worker: the other worker handles the other row meanwhile.
     await waitFor(
       "the other row acked while the failed one is held",
       () => database.rows(table).length === 1,

@@ -5,8 +5,9 @@
  * - a lease table without `runAt`: the lease is moved to the due time and the row let go
  *   (`HeldRow.delay`); no claim takes it before then, in any process;
  * - a row lock or advisory lock table without `runAt`: the delivery keeps its row held (the
- *   batch's transaction, or the key's lock and its connection) until the due time, without a
- *   worker, then releases it. Every process passes over a held row.
+ *   batch's transaction, or the key's lock and its connection) until the due time, then
+ *   releases it; its worker waits with it, so that the connections in use stay within
+ *   `workers + 1`. Every process passes over a held row.
  *
  * In every case the subscription wakes when the row is due (`due-wake.ts`).
  *

@@ -583,7 +583,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       // that the next claim sees it where it belongs (a retried row keeps its place in order).
       if (finishesRow(outcome)) free();
       try {
-        await this.#settle(hold, outcome, free);
+        await this.#settle(hold, outcome);
       } catch (error) {
         this.#remember(hold, outcome, error, false);
         settleFailure = error;
@@ -739,7 +739,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
               // Whatever the handler does from now on finds the row settled.
               settled = true;
               try {
-                await this.#settle(hold, outcome, free);
+                await this.#settle(hold, outcome);
                 scope?.end(outcome.kind, handlerElapsed());
                 this.#traceSettled(hold, outcome, performance.now() - started, handlerElapsed());
               } catch (error) {
@@ -886,10 +886,9 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
 
   /**
    * Applies an outcome to a held row; counts it and wakes the claim loop where it frees rows,
-   * or, for a retry after a delay, when the row is due. `free` gives the worker slot back (a
-   * row held for a delay waits without one).
+   * or, for a retry after a delay, when the row is due.
    */
-  async #settle(hold: HeldRow, outcome: Outcome, free?: () => void): Promise<void> {
+  async #settle(hold: HeldRow, outcome: Outcome): Promise<void> {
     if (!this.#inWork.has(hold)) {
       throw hold.signal.reason instanceof BrokerError
         ? hold.signal.reason
@@ -898,7 +897,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           });
     }
     if (outcome.kind === "retryAfter" && outcome.delayMs > 0 && this.table.columns.runAt === undefined) {
-      await this.#settleDelayed(hold, outcome.delayMs, free);
+      await this.#settleDelayed(hold, outcome.delayMs);
       return;
     }
     let settlement: Settlement;
@@ -923,10 +922,11 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
 
   /**
    * A retry after `delayMs` on a table without `runAt` (see `retry-delay.ts`): a lease moves to
-   * the due time and the row goes; a row lock or advisory hold is kept, without its worker,
-   * until the due time (or the subscription's stop), then released.
+   * the due time and the row goes; a row lock or advisory hold is kept, with its worker (so
+   * that the connections in use stay within `workers + 1`), until the due time (or the
+   * subscription's stop), then released.
    */
-  async #settleDelayed(hold: HeldRow, delayMs: number, free: (() => void) | undefined): Promise<void> {
+  async #settleDelayed(hold: HeldRow, delayMs: number): Promise<void> {
     const due = this.#now() + delayMs;
     try {
       if (hold.delay !== undefined) {
@@ -934,7 +934,6 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         // Due once the lease, rounded up to a whole second, has run out.
         this.#dueWake.at(ceilToSecond(due).getTime() + 1);
       } else {
-        free?.();
         await untilDue(due, this.#now, this.#stopped.signal);
         await hold.settle({ kind: "release", runAt: null });
         this.#signal.wake();
