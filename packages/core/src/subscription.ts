@@ -460,6 +460,9 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       if (performance.now() - ranSince > YIELD_EVERY_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         ranSince = performance.now();
+        // A stop during that turn woke the signal before this claim read its generation: its
+        // wait would not see that wake, and would sleep out the poll interval.
+        if (!this.#running) break;
       }
       // Room: rows whose handlers have not sent their settlement (running or waiting) stay
       // within `workers + prefetch`. A row whose settlement is in flight leaves room at once, so
