@@ -16,6 +16,7 @@ export { crashSuite } from "./crash.js";
 export { declarationSuite } from "./declaration.js";
 export { errorsSuite } from "./errors.js";
 export { fifoSuite } from "./fifo.js";
+export { handlerTimeoutSuite } from "./handler-timeout.js";
 export type {
   ConformanceHarness,
   HeldRowLock,
@@ -50,6 +51,7 @@ export {
   registeredTests,
   withLoggedCauses,
 } from "./registry.js";
+export { retryDelaySuite } from "./retry-delay.js";
 export { robustnessSuite } from "./robustness.js";
 export { conformanceSuites, runConformance } from "./run.js";
 export type { FastClock, ScheduleChildConfig } from "./schedule-support.js";

@@ -14,6 +14,7 @@ import { crashSuite } from "./crash.js";
 import { declarationSuite } from "./declaration.js";
 import { errorsSuite } from "./errors.js";
 import { fifoSuite } from "./fifo.js";
+import { handlerTimeoutSuite } from "./handler-timeout.js";
 import type { ConformanceHarness } from "./harness.js";
 import { identifiersSuite } from "./identifiers.js";
 import { interleavingsSuite } from "./interleavings.js";
@@ -28,6 +29,7 @@ import { poisonSuite } from "./poison.js";
 import { poolsSuite } from "./pools.js";
 import { prefetchSuite } from "./prefetch.js";
 import { optOutCheck } from "./registry.js";
+import { retryDelaySuite } from "./retry-delay.js";
 import { robustnessSuite } from "./robustness.js";
 import { schedulesSuite } from "./schedules.js";
 import { settlementsSuite } from "./settlements.js";
@@ -52,6 +54,8 @@ export const conformanceSuites = Object.freeze({
   batch: batchSuite,
   settlements: settlementsSuite,
   poison: poisonSuite,
+  retryDelay: retryDelaySuite,
+  handlerTimeout: handlerTimeoutSuite,
   prefetch: prefetchSuite,
   payload: payloadSuite,
   transactions: transactionsSuite,

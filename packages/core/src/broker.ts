@@ -29,6 +29,7 @@ import { type AnyLogger, type BrokerLogger, brokerLogger, type Logger } from "./
 import {
   backoffOptionKeys,
   brokerOptionKeys,
+  checkHandlerTimeout,
   describeValue,
   publishMessageKeys,
   publishOptionKeys,
@@ -186,6 +187,17 @@ export interface SubscribeOptions {
    * `UnsupportedControlError`). Default: no limit.
    */
   readonly rateLimit?: RateLimitOptions;
+  /**
+   * Milliseconds a handler may run: then the delivery's `signal` aborts with a
+   * `HandlerTimeoutError` (code `HANDLER_TIMEOUT`), and a handler that has not settled within
+   * `timeoutGrace` more has its row settled as a failed attempt (retried with backoff, or
+   * dead-lettered at `maxAttempts`); what it returns later is ignored. A transactional body still
+   * running then is given up (row lock: the batch rolls back; lease: its session ends; advisory:
+   * the key is unlocked), its connection returned. Default: no timeout.
+   */
+  readonly timeout?: number;
+  /** Milliseconds between `timeout` and the broker settling the row itself. Default 5000. */
+  readonly timeoutGrace?: number;
 }
 
 /**
@@ -396,6 +408,7 @@ export class Broker<D extends Driver = Driver> {
       logger: this.#logger,
       observer: this.#observer,
       ...(gate === undefined ? {} : { gate }),
+      ...(this.#clock === undefined ? {} : { clock: this.#clock }),
       lease: {
         ...(this.#clock === undefined ? {} : { clock: this.#clock }),
         ...(skew === undefined ? {} : { skew }),
@@ -1019,6 +1032,7 @@ export class Broker<D extends Driver = Driver> {
       backoff,
       extendLeases: options.extendLeases ?? true,
       rateLimit: checkRateLimit(options.rateLimit, table, group, fail),
+      timeout: checkHandlerTimeout(options, fail),
     };
   }
 

@@ -26,7 +26,8 @@ export type BrokerErrorCode =
   | "AUTHENTICATION"
   | "UNKNOWN_DATABASE"
   | "CLOSE_TIMEOUT"
-  | "UNSUPPORTED_CONTROL";
+  | "UNSUPPORTED_CONTROL"
+  | "HANDLER_TIMEOUT";
 
 const brand: unique symbol = Symbol.for("rowclaim.BrokerError") as never;
 
@@ -331,5 +332,22 @@ export class CloseTimeoutError extends BrokerError {
     this.name = "CloseTimeoutError";
     this.pending = details.pending;
     this.waitedMs = details.waitedMs;
+  }
+}
+
+/**
+ * A handler ran past the subscription's `timeout`: the delivery's `signal` aborted with this
+ * error, and once `timeoutGrace` also ran out without a settlement the row was settled as a
+ * failed attempt (retried with backoff, or dead-lettered at `maxAttempts`). What the handler
+ * returns later changes nothing.
+ */
+export class HandlerTimeoutError extends BrokerError {
+  declare readonly code: "HANDLER_TIMEOUT";
+  /** The timeout the handler ran past, in milliseconds. */
+  readonly timeoutMs: number;
+  constructor(message: string, details: { timeoutMs: number } & BrokerErrorOptions) {
+    super("HANDLER_TIMEOUT", message, details);
+    this.name = "HandlerTimeoutError";
+    this.timeoutMs = details.timeoutMs;
   }
 }

@@ -46,7 +46,7 @@ export interface SettledEvent extends RowEvent {
   readonly handlerMs: number;
 }
 
-/** A handler threw, returned something that is not an outcome, or the payload failed the table's schema. */
+/** A handler threw, returned something that is not an outcome, ran past its `timeout` and grace (`error`: a `HandlerTimeoutError`, code `HANDLER_TIMEOUT`), or the payload failed the table's schema. */
 export interface FailedEvent extends RowEvent {
   /** What went wrong. */
   readonly error: unknown;

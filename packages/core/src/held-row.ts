@@ -33,6 +33,12 @@ export interface HeldRow {
    * `work` throws, its writes are rolled back, the row stays held, and its error is rethrown.
    */
   readonly transaction?: ((work: TransactionWork) => Promise<void>) | undefined;
+  /**
+   * Lease form: retries the row after a delay where the table has no `runAt` column, by moving
+   * its lease to `until` (rounded up to a whole second) and letting the row go. Absent in the
+   * other forms, where a delayed retry holds the row until it is due (`retry-delay.ts`).
+   */
+  readonly delay?: ((until: Date) => Promise<void>) | undefined;
   /** Gives the hold up without settling (broker closing after its timeout); aborts `signal` with `reason`. */
   abandon(reason: BrokerError): Promise<void>;
   /**

@@ -76,6 +76,7 @@ export {
   ConstraintError,
   DeadlockError,
   DeclarationError,
+  HandlerTimeoutError,
   InvalidArgumentError,
   LeaseLostError,
   LockTimeoutError,

@@ -39,7 +39,7 @@ import type { Logger } from "./logger.js";
 import type { ClaimedRow, RowId } from "./rows.js";
 import { type AckSettlement, isAckSettlement, type Settlement } from "./settlement.js";
 import type { TableDefinition } from "./table.js";
-import { type LeaseToken, leaseExpiry } from "./tokens.js";
+import { ceilToSecond, type LeaseToken, leaseExpiry } from "./tokens.js";
 import type { TransactionWork } from "./transactional.js";
 
 /** What a lease runtime may be given besides its claimer: the host clock and a clock-skew check. */
@@ -255,6 +255,18 @@ export class LeaseRuntime implements FormRuntime {
     });
   }
 
+  /**
+   * @internal moves the lease of `hold` to `until` (a whole second) and lets the row go: no
+   * claim takes it before then (a retry's delay on a table without `runAt`).
+   */
+  async extendTo(hold: LeaseHold, until: Date): Promise<void> {
+    const [token] = await this.#claimer.extend([{ id: hold.row.id, token: hold.token }], until);
+    if (token === null || token === undefined) {
+      await this.#claimsReturned();
+      throw this.lost(hold);
+    }
+  }
+
   /** @internal the claimer's transaction method, where it has one. */
   get transactional(): boolean {
     return this.#transactional !== undefined;
@@ -455,6 +467,26 @@ class LeaseHold implements HeldRow {
       throw error;
     }
   };
+
+  /**
+   * Retries the row after a delay without a `runAt` column: its lease is moved to `until`
+   * (rounded up to a whole second) and the row let go; it is due again once that lease runs
+   * out, and the claim that takes it then counts the attempt, as after a release.
+   */
+  async delay(until: Date): Promise<void> {
+    this.settling = true;
+    try {
+      if (this.extension !== undefined) await this.extension;
+      this.#runtime.forget(this);
+      if (this.lostError !== undefined) throw this.lostError;
+      await this.#runtime.extendTo(this, ceilToSecond(until.getTime()));
+    } catch (error) {
+      if (BrokerError.is(error, "LEASE_LOST")) this.controller.abort(error);
+      throw error;
+    } finally {
+      this.#runtime.finished(this);
+    }
+  }
 
   async giveBack(reason: BrokerError): Promise<void> {
     this.settling = true;

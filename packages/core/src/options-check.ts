@@ -22,6 +22,7 @@ import type {
   SubscribeOptions,
 } from "./broker.js";
 import { DeclarationError, InvalidArgumentError } from "./errors.js";
+import { DEFAULT_TIMEOUT_GRACE_MS, type HandlerTimeoutSettings, MAX_TIMEOUT_MS } from "./handler-timeout.js";
 import type { Logger } from "./logger.js";
 import type { StartupRetryOptions } from "./startup-retry.js";
 import type { ClaimFormName, TableDefinition, TableDescription } from "./table.js";
@@ -63,6 +64,8 @@ export const subscribeOptionKeys = Object.freeze(
     listen: true,
     transactional: true,
     rateLimit: true,
+    timeout: true,
+    timeoutGrace: true,
   } satisfies KeySet<SubscribeOptions>),
 );
 
@@ -267,4 +270,34 @@ export function checkPoolSize(
     );
   }
   return needed;
+}
+
+/**
+ * Checks a subscription's `timeout` and `timeoutGrace` (milliseconds, whole, at least 1 and 0,
+ * at most what one timer holds) and resolves them; `undefined` without a `timeout`. A grace
+ * without a timeout is refused.
+ */
+export function checkHandlerTimeout(
+  options: { readonly timeout?: number | undefined; readonly timeoutGrace?: number | undefined },
+  fail: (problem: string, fix: string) => never,
+): HandlerTimeoutSettings | undefined {
+  const { timeout, timeoutGrace } = options;
+  const check = (value: unknown, name: string, least: number): number => {
+    if (typeof value !== "number" || !Number.isInteger(value) || value < least || value > MAX_TIMEOUT_MS) {
+      fail(
+        `${name} must be a whole number of milliseconds from ${least} to ${MAX_TIMEOUT_MS}, got ${describeValue(value)}`,
+        `Set ${name} in milliseconds.`,
+      );
+    }
+    return value as number;
+  };
+  if (timeout === undefined) {
+    if (timeoutGrace !== undefined)
+      fail("timeoutGrace is set without a timeout", "Set timeout too, or leave timeoutGrace out.");
+    return undefined;
+  }
+  return {
+    timeoutMs: check(timeout, "timeout", 1),
+    graceMs: timeoutGrace === undefined ? DEFAULT_TIMEOUT_GRACE_MS : check(timeoutGrace, "timeoutGrace", 0),
+  };
 }

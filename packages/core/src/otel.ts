@@ -16,7 +16,8 @@
  *   whose parent is the publish span read from the row's headers, in whichever process claims
  *   the row; the handler runs inside it, so its own spans are children of the delivery's.
  * - Metrics: `rowclaim.published`, `rowclaim.claimed`, `rowclaim.settled` (by `outcome`),
- *   `rowclaim.failed`, `rowclaim.in_work`, histograms `rowclaim.handler.duration` and
+ *   `rowclaim.failed`, `rowclaim.timed_out` (handlers past their `timeout` and grace, counted in
+ *   `rowclaim.failed` too), `rowclaim.in_work`, histograms `rowclaim.handler.duration` and
  *   `rowclaim.claim.duration` (seconds, with the bucket boundaries {@link DURATION_BUCKETS_SECONDS});
  *   each carries `rowclaim.table`. A handler's duration runs until it returned or settled its row
  *   itself (`delivery.settle()`, a transaction body's commit), whichever came first.
@@ -43,6 +44,7 @@ import {
   trace,
   type UpDownCounter,
 } from "@opentelemetry/api";
+import { BrokerError } from "./errors.js";
 import type { Outcome } from "./outcomes.js";
 import type { ClaimedRow, Headers } from "./rows.js";
 import type { TableDefinition } from "./table.js";
@@ -89,6 +91,7 @@ interface Instruments {
   readonly claimed: Counter;
   readonly settled: Counter;
   readonly failed: Counter;
+  readonly timedOut: Counter;
   readonly inWork: UpDownCounter;
   readonly handlerDuration: Histogram;
   readonly claimDuration: Histogram;
@@ -127,6 +130,9 @@ class OtelInstrumentation implements Instrumentation {
       }),
       failed: meter.createCounter("rowclaim.failed", {
         description: "Deliveries whose handler threw or whose payload failed the table's schema.",
+      }),
+      timedOut: meter.createCounter("rowclaim.timed_out", {
+        description: "Deliveries whose handler ran past the subscription's timeout and its grace.",
       }),
       inWork: meter.createUpDownCounter("rowclaim.in_work", { description: "Deliveries in work." }),
       handlerDuration: meter.createHistogram("rowclaim.handler.duration", {
@@ -202,6 +208,7 @@ class OtelInstrumentation implements Instrumentation {
       run: <T>(handler: () => T): T => context.with(active, handler),
       failed(error: unknown): void {
         instruments.failed.add(1, attributes);
+        if (BrokerError.is(error, "HANDLER_TIMEOUT")) instruments.timedOut.add(1, attributes);
         fail(span, error);
       },
       end(outcome: Outcome["kind"] | undefined, handlerMs: number, error?: unknown): void {

@@ -9,26 +9,31 @@ import { AdvisoryRuntime } from "./advisory-runtime.js";
 import { type BackoffOptions, backoffDelay } from "./backoff.js";
 import type { Admission, ClaimGate, RateLimitSettings } from "./claim-gate.js";
 import type { Delivery, Handler } from "./delivery.js";
+import { DueWake } from "./due-wake.js";
 import {
   BrokerError,
   ClosedError,
   DeclarationError,
+  type HandlerTimeoutError,
   InvalidArgumentError,
   LeaseLostError,
   UnsupportedFormError,
 } from "./errors.js";
 import type { BrokerEvents } from "./events.js";
 import type { Claimer } from "./forms.js";
+import { deliverySignal, HandlerDeadline, type HandlerTimeoutSettings } from "./handler-timeout.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LeaseRuntime, type LeaseRuntimeOptions } from "./lease-runtime.js";
 import type { BrokerLogger, Logger } from "./logger.js";
-import { ack, deadLetter, isOutcome, type Outcome, retry, retryAfter } from "./outcomes.js";
+import { ack, deadLetter, isOutcome, type Outcome, retryAfter } from "./outcomes.js";
+import { untilDue } from "./retry-delay.js";
 import { RowLockRuntime } from "./row-lock-runtime.js";
 import type { Headers, RowId } from "./rows.js";
 import type { Settlement } from "./settlement.js";
 import { checkWithSchema, describeIssues } from "./standard-schema.js";
 import type { DeadLetterTarget, TableDefinition } from "./table.js";
 import type { DeliveryScope, Instrumentation } from "./telemetry.js";
+import { ceilToSecond } from "./tokens.js";
 import { bodyWork, type TransactionBody, type TransactionWork, watchWork } from "./transactional.js";
 import { WakeSignal } from "./wake.js";
 
@@ -60,6 +65,18 @@ function finishesRow(outcome: Outcome): boolean {
   return outcome.kind === "ack" || outcome.kind === "drop";
 }
 
+/**
+ * Runs a handler until it settles or `deadline` expires, whichever comes first; a handler that
+ * throws at once rejects as one that throws later. What it does after the expiry is ignored.
+ */
+async function runWithin<T>(
+  call: () => T,
+  deadline: HandlerDeadline,
+): Promise<{ readonly value: Awaited<T> } | { readonly expired: HandlerTimeoutError }> {
+  const running = (async () => ({ value: await call() }))();
+  return Promise.race([running, deadline.whenExpired.then((expired) => ({ expired }))]);
+}
+
 /** What a subscription reports to besides its counters: the broker's events, its logger and its instrumentation. */
 export interface SubscriptionObserver {
   /** The broker's event listeners. */
@@ -86,6 +103,8 @@ export interface SubscriptionStats {
   settleErrors: number;
   /** Claims that failed (database errors); the loop goes on after a pause. */
   claimErrors: number;
+  /** Handlers that ran past the subscription's `timeout` and its grace (counted in `failed` too). */
+  timedOut: number;
 }
 
 /** A running subscription. */
@@ -137,6 +156,8 @@ export interface SubscriptionSettings {
   readonly extendLeases: boolean;
   /** The subscription's rate limit (`rateLimit`), if any. */
   readonly rateLimit: RateLimitSettings | undefined;
+  /** The handler timeout and its grace (`timeout`, `timeoutGrace`), if any. */
+  readonly timeout: HandlerTimeoutSettings | undefined;
 }
 
 /** @internal the broker's implementation of {@link Subscription}. */
@@ -151,6 +172,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     failed: 0,
     settleErrors: 0,
     claimErrors: 0,
+    timedOut: 0,
   };
   readonly #runtime: FormRuntime;
   readonly #handler: Handler<P, H>;
@@ -191,6 +213,12 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
   readonly #gate: ClaimGate | undefined;
   /** How long the gate asked the loop to wait before the next claim (a used-up rate window). */
   #gateWaitMs: number | undefined;
+  /** The host's clock, in milliseconds (the broker's `clock`). */
+  readonly #now: () => number;
+  /** Wakes the claim loop when the earliest row this subscription retried or delayed is due. */
+  readonly #dueWake: DueWake;
+  /** Aborts when the subscription stops: rows held for a retry's delay are released then. */
+  readonly #stopped = new AbortController();
 
   constructor(args: {
     table: TableDefinition;
@@ -204,8 +232,13 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     lease?: LeaseRuntimeOptions;
     /** The claim gate (`src/claim-gate.ts`), on a driver with run-time controls. */
     gate?: ClaimGate;
+    /** The host's clock (the broker's `clock`); default `() => new Date()`. */
+    clock?: () => Date;
   }) {
     this.#gate = args.gate;
+    const clock = args.clock ?? args.lease?.clock;
+    this.#now = clock === undefined ? Date.now : () => clock().getTime();
+    this.#dueWake = new DueWake(() => this.#signal.wake(), this.#now);
     this.table = args.table;
     this.group = args.settings.group;
     this.#handler = args.handler;
@@ -297,6 +330,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
 
   async #stop(timeout: number): Promise<void> {
     this.#running = false;
+    this.#stopped.abort();
+    this.#dueWake.close();
     for (const waiter of this.#idleWaiters) waiter.resolve();
     this.#idleWaiters.clear();
     this.#signal.wake();
@@ -435,6 +470,9 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       if (performance.now() - ranSince > YIELD_EVERY_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         ranSince = performance.now();
+        // A stop during that turn woke the signal before this claim read its generation: its
+        // wait would not see that wake, and would sleep out the poll interval.
+        if (!this.#running) break;
       }
       // Room: rows whose handlers have not sent their settlement (running or waiting) stay
       // within `workers + prefetch`. A row whose settlement is in flight leaves room at once, so
@@ -590,6 +628,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       this.#traceSettled(hold, outcome, durationMs, handlerElapsed());
     };
 
+    // Whether a transactional body (and its settlement) runs now: a timeout then gives the hold up.
+    let transacting = false;
     const transaction = async (body: TransactionBody<never>): Promise<void> => {
       if (settled) {
         throw new InvalidArgumentError(
@@ -615,10 +655,13 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           return settledBy.settlement;
         }),
       );
+      transacting = true;
       try {
         await this.#transact(hold, watched.work, watched.failed);
+        transacting = false;
         handlerElapsed();
       } catch (error) {
+        transacting = false;
         if (watched.failed() || BrokerError.is(error, "INVALID_ARGUMENT")) {
           // The body's writes were rolled back and the row is still held: the handler may settle it.
           settled = false;
@@ -637,8 +680,10 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       scope?.end(outcome.kind, handlerElapsed());
       this.#traceSettled(hold, outcome, performance.now() - started, handlerElapsed());
       if (settledBy !== undefined) {
-        this.#count(settledBy.settlement);
-        if (this.#freesRows(settledBy.settlement)) this.#signal.wake();
+        const { settlement } = settledBy;
+        this.#count(settlement);
+        if (settlement.kind === "release" && settlement.runAt !== null) this.#dueWake.at(settlement.runAt);
+        if (this.#freesRows(settlement)) this.#signal.wake();
       }
     };
 
@@ -679,6 +724,15 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         outcome = this.#settings.deadLetter !== undefined ? deadLetter() : this.#failureOutcome(row.attempt);
         this.#failed(hold, invalid, outcome, "its payload fails the table's payloadSchema", scope);
       } else {
+        const { timeout } = this.#settings;
+        const deadline =
+          timeout === undefined
+            ? undefined
+            : new HandlerDeadline(
+                timeout,
+                `Table "${this.table.name}": the handler of row ${String(row.id)} (attempt ${row.attempt}) ran past its timeout of ${timeout.timeoutMs} ms.`,
+              );
+        let signal: AbortSignal | undefined;
         const delivery: Delivery<P, H> = {
           id: row.id,
           payload: payload as P,
@@ -689,7 +743,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           table: this.table,
           form: this.table.form,
           get signal() {
-            return hold.signal;
+            signal ??= deliverySignal(hold.signal, deadline);
+            return signal;
           },
           get leaseExpiry() {
             return hold.leaseExpiry;
@@ -699,9 +754,45 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         };
         handlerStart = performance.now();
         try {
-          const result = await (scope === undefined
-            ? this.#handler(delivery)
-            : scope.run(() => this.#handler(delivery)));
+          const call = (): ReturnType<Handler<P, H>> =>
+            scope === undefined ? this.#handler(delivery) : scope.run(() => this.#handler(delivery));
+          let result: Awaited<ReturnType<Handler<P, H>>>;
+          if (deadline === undefined) {
+            result = await call();
+          } else {
+            const ran = await runWithin(call, deadline).finally(() => deadline.clear());
+            if ("expired" in ran) {
+              handlerElapsed();
+              await this.#timedOut(hold, ran.expired, { settled, transacting, scope });
+              if (settled) return;
+              this.stats.failed += 1;
+              outcome = this.#failureOutcome(row.attempt);
+              this.#failed(hold, ran.expired, outcome, "the handler ran past its timeout and grace", scope);
+              // Whatever the handler does from now on finds the row settled.
+              settled = true;
+              try {
+                await this.#settle(hold, outcome);
+                scope?.end(outcome.kind, handlerElapsed());
+                this.#traceSettled(hold, outcome, performance.now() - started, handlerElapsed());
+              } catch (error) {
+                this.#remember(hold, outcome, error, false);
+                this.#settleFailed(hold, error);
+                scope?.end(undefined, handlerElapsed(), error);
+                this.#logger.error(
+                  `Table "${this.table.name}": settling row ${String(row.id)}, whose handler timed out, failed.`,
+                  {
+                    err: error,
+                    table: this.table.name,
+                    id: row.id,
+                    outcome: outcome.kind,
+                    settled: false,
+                  },
+                );
+              }
+              return;
+            }
+            result = ran.value;
+          }
           handlerElapsed();
           if (settled) return;
           if (result === undefined) outcome = ack();
@@ -741,6 +832,36 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         settled: false,
       });
     }
+  }
+
+  /**
+   * A handler ran past its timeout and grace: counted; where its transaction body still runs,
+   * the hold is given up (row lock: the batch rolls back and its connection is returned; lease:
+   * the body's session ends and the lease runs out; advisory: the key is unlocked and its
+   * connection returned). Where the handler had not settled, the caller settles the row.
+   */
+  async #timedOut(
+    hold: HeldRow,
+    error: HandlerTimeoutError,
+    state: { settled: boolean; transacting: boolean; scope: DeliveryScope | undefined },
+  ): Promise<void> {
+    this.stats.timedOut += 1;
+    if (!state.settled || !state.transacting) return;
+    this.stats.failed += 1;
+    this.#failed(
+      hold,
+      error,
+      retryAfter(0),
+      "the handler's transaction ran past its timeout and grace",
+      state.scope,
+    );
+    this.#inWork.delete(hold);
+    await hold.abandon(error).catch((cause: unknown) => {
+      this.#logger.error(
+        `Table "${this.table.name}": giving up row ${String(hold.row.id)}, whose transactional handler timed out, failed.`,
+        { err: cause, table: this.table.name, id: hold.row.id },
+      );
+    });
   }
 
   /**
@@ -795,7 +916,10 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     return remembered.outcome;
   }
 
-  /** Applies an outcome to a held row; counts it and wakes the claim loop where it frees rows. */
+  /**
+   * Applies an outcome to a held row; counts it and wakes the claim loop where it frees rows,
+   * or, for a retry after a delay, when the row is due.
+   */
   async #settle(hold: HeldRow, outcome: Outcome): Promise<void> {
     if (!this.#inWork.has(hold)) {
       throw hold.signal.reason instanceof BrokerError
@@ -803,6 +927,10 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         : new ClosedError(`Table "${this.table.name}": the broker closed; this delivery was given up.`, {
             table: this.table.name,
           });
+    }
+    if (outcome.kind === "retryAfter" && outcome.delayMs > 0 && this.table.columns.runAt === undefined) {
+      await this.#settleDelayed(hold, outcome.delayMs);
+      return;
     }
     let settlement: Settlement;
     try {
@@ -820,7 +948,33 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       throw error;
     }
     this.#count(settlement);
+    if (settlement.kind === "release" && settlement.runAt !== null) this.#dueWake.at(settlement.runAt);
     if (this.#freesRows(settlement)) this.#signal.wake();
+  }
+
+  /**
+   * A retry after `delayMs` on a table without `runAt` (see `retry-delay.ts`): a lease moves to
+   * the due time and the row goes; a row lock or advisory hold is kept, with its worker (so
+   * that the connections in use stay within `workers + 1`), until the due time (or the
+   * subscription's stop), then released.
+   */
+  async #settleDelayed(hold: HeldRow, delayMs: number): Promise<void> {
+    const due = this.#now() + delayMs;
+    try {
+      if (hold.delay !== undefined) {
+        await hold.delay(new Date(due));
+        // Due once the lease, rounded up to a whole second, has run out.
+        this.#dueWake.at(ceilToSecond(due).getTime() + 1);
+      } else {
+        await untilDue(due, this.#now, this.#stopped.signal);
+        await hold.settle({ kind: "release", runAt: null });
+        this.#signal.wake();
+      }
+    } catch (error) {
+      this.stats.settleErrors += 1;
+      throw error;
+    }
+    this.stats.retried += 1;
   }
 
   /** Runs a transactional handler's work and its settlement in one transaction, by the hold's form. */
@@ -942,9 +1096,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     return this.#retryOutcome(attempt);
   }
 
-  /** A retry after the backoff of `attempt` (at once where the table has no `runAt` column). */
+  /** A retry after the backoff of `attempt` (held as `retry-delay.ts` says where the table has no `runAt`). */
   #retryOutcome(attempt: number): Outcome {
-    if (this.table.columns.runAt === undefined) return retry();
     return retryAfter(backoffDelay(attempt, this.#settings.backoff));
   }
 
@@ -963,12 +1116,12 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
           if (!this.#warnedRetryAfter) {
             this.#warnedRetryAfter = true;
             this.#logger.warn(
-              `Table "${this.table.name}" has no runAt column, so retryAfter(${outcome.delayMs}) retries at once. Name columns.runAt to delay retries.`,
+              `Table "${this.table.name}" has no runAt column, so retryAfter(${outcome.delayMs}) returned by a transaction body retries at once (one returned by the handler, or a handler that throws, is delayed). Name columns.runAt to delay every retry.`,
             );
           }
           return { kind: "release", runAt: null };
         }
-        return { kind: "release", runAt: new Date(Date.now() + outcome.delayMs) };
+        return { kind: "release", runAt: new Date(this.#now() + outcome.delayMs) };
       case "deadLetter": {
         const target = this.#settings.deadLetter;
         if (target === undefined) {
