@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { describeValue, unknownKey } from "./options-check.js";
+import { describeValue, unknownKey } from "./option-keys.js";
 
 /**
  * The object form of `advisoryLock`: the key template and how many rows of one rendered key may

@@ -19,7 +19,7 @@ import {
 } from "./controls.js";
 import type { Driver } from "./driver.js";
 import { InvalidArgumentError } from "./errors.js";
-import { describeValue, unknownKey } from "./options-check.js";
+import { describeValue, unknownKey } from "./option-keys.js";
 import type { TableDefinition } from "./table.js";
 
 /** The keys `pause()` and `resume()` take. */

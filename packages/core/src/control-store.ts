@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { WakeListener } from "./driver.js";
+import type { WakeListener } from "./wake-listener.js";
 
 /** One row of the control table, as {@link ControlStore.read} returns it. */
 export interface ControlRow {

@@ -9,11 +9,12 @@ import type { ControlStore } from "./control-store.js";
 import type { Claimer } from "./forms.js";
 import type { Logger } from "./logger.js";
 import type { OperationsDriver } from "./operations-driver.js";
-import type { QueueStatusReader } from "./queue-status.js";
+import type { QueueStatusReader } from "./queue-status-reader.js";
 import type { PublishRow, RowId } from "./rows.js";
 import type { ScheduleLedger } from "./schedule-ledger.js";
 import type { ClaimFormName, IsolationLevel, TableDefinition, TransactionMode } from "./table.js";
 import type { PublishResult, UniquePublishRow } from "./unique.js";
+import type { WakeListener } from "./wake-listener.js";
 
 /** What a driver offers. The broker refuses a table the capabilities do not cover, before it touches the database. */
 export interface DriverCapabilities {
@@ -83,10 +84,7 @@ export interface DriverPublishOptions {
   readonly client?: unknown;
 }
 
-/** A cross-process wake-up listener; closing it releases its connection. */
-export interface WakeListener {
-  close(): Promise<void>;
-}
+export type { WakeListener } from "./wake-listener.js";
 
 /**
  * A startup probe: a check a driver runs against the live database, the first time a table

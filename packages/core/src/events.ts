@@ -9,7 +9,7 @@
  */
 import type { Outcome } from "./outcomes.js";
 import type { RowId } from "./rows.js";
-import type { Subscription } from "./subscription.js";
+import type { Subscription } from "./subscription-handle.js";
 import type { TableDefinition } from "./table.js";
 
 /** Fields every row event has. */

@@ -7,7 +7,7 @@
 import type { ClaimedRow, RowId } from "./rows.js";
 import type { AckSettlement, Settlement } from "./settlement.js";
 import type { AdvisoryToken, LeaseToken, RowLockToken } from "./tokens.js";
-import type { TransactionWork } from "./transactional.js";
+import type { TransactionWork } from "./transaction-work.js";
 
 /**
  * The most acks the broker passes to one call (`settleMany`, `claimWithAcks`): bounded so that one

@@ -8,7 +8,7 @@
 import type { BrokerError } from "./errors.js";
 import type { ClaimedRow } from "./rows.js";
 import type { Settlement } from "./settlement.js";
-import type { TransactionWork } from "./transactional.js";
+import type { TransactionWork } from "./transaction-work.js";
 
 /** A claimed row in work, with what holds it. */
 export interface HeldRow {

@@ -26,6 +26,8 @@ export {
   type PublishOptionsFor,
   type PublishTarget,
   type SubscribeOptions,
+  type UniquePublishMessageFor,
+  type UniquePublishOptionsFor,
   type ValuesFor,
 } from "./broker.js";
 export {
@@ -308,8 +310,6 @@ export {
   type UniqueConflict,
   type UniqueMode,
   type UniqueOptions,
-  type UniquePublishMessageFor,
-  type UniquePublishOptionsFor,
   type UniquePublishRow,
   uniqueModes,
 } from "./unique.js";

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { ValuesFor } from "./broker.js";
+import type { ValuesFor } from "./broker-options.js";
 import { DeclarationError } from "./errors.js";
-import { describeValue, unknownKey } from "./options-check.js";
+import { describeValue, unknownKey } from "./option-keys.js";
 import type { Headers } from "./rows.js";
 import { parseTicks, type TickSeries } from "./schedule-ticks.js";
 import type { ExtraColumnsOf, HeadersOf, PublishPayloadOf, TableDefinition } from "./table.js";

@@ -9,7 +9,7 @@
  */
 import { BrokerError, ClosedError, InvalidArgumentError } from "./errors.js";
 import type { BrokerLogger } from "./logger.js";
-import { describeValue, startupRetryOptionKeys, unknownKey } from "./options-check.js";
+import { describeValue, type KeySet, unknownKey } from "./option-keys.js";
 
 /** How long `subscribe` keeps retrying a start-up that lost its connection unless told, in milliseconds. */
 export const DEFAULT_STARTUP_RETRY_MS = 30_000;
@@ -29,6 +29,11 @@ export interface StartupRetryOptions {
    */
   readonly timeout?: number;
 }
+
+/** The keys of `createBroker()`'s `startupRetry`. */
+export const startupRetryOptionKeys = Object.freeze(
+  Object.keys({ timeout: true } satisfies KeySet<StartupRetryOptions>),
+);
 
 /**
  * Reads `createBroker`'s `startupRetry` option: the retry's time in milliseconds (0: fail fast).

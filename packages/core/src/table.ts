@@ -7,7 +7,7 @@
  */
 import { type AdvisoryLockOptions, splitAdvisoryLock } from "./advisory-limit.js";
 import { DeclarationError } from "./errors.js";
-import { describeValue, tableDescriptionKeys, unknownKey } from "./options-check.js";
+import { describeValue, type KeySet, unknownKey } from "./option-keys.js";
 import type { Headers } from "./rows.js";
 import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";
 
@@ -122,6 +122,25 @@ export interface TableDescription<Extra extends string = string> {
   /** Where rows go at `maxAttempts`, and on `deadLetter()`. */
   readonly deadLetter?: DeadLetterTarget;
 }
+
+/** The keys a table description takes. */
+export const tableDescriptionKeys = Object.freeze(
+  Object.keys({
+    name: true,
+    schema: true,
+    columns: true,
+    extraColumns: true,
+    payloadType: true,
+    payloadSchema: true,
+    advisoryLock: true,
+    fifo: true,
+    lease: true,
+    isolation: true,
+    mode: true,
+    maxAttempts: true,
+    deadLetter: true,
+  } satisfies KeySet<TableDescription>),
+);
 
 /** One piece of a parsed advisory key template. */
 export type KeyPart = { readonly literal: string } | { readonly column: string };

@@ -18,6 +18,7 @@ import { UnsupportedFormError } from "./errors.js";
 import type { Outcome } from "./outcomes.js";
 import type { Settlement } from "./settlement.js";
 import type { ClaimFormName, TableDefinition } from "./table.js";
+import type { TransactionWork } from "./transaction-work.js";
 
 /**
  * What a transactional body returns: the outcome to settle by (nothing acks). On SQLite the body
@@ -34,14 +35,6 @@ export type TransactionResult = Outcome | undefined | void;
  * better-sqlite3 `Database`), taken from the broker's driver.
  */
 export type TransactionBody<C = unknown> = (client: C) => TransactionResult | Promise<TransactionResult>;
-
-/**
- * What a driver's claimer runs inside a handler's transaction: the handler's body with the
- * outcome turned into a settlement. It returns synchronously when the body did (SQLite needs
- * that); it throws (or rejects) when the body did, and the driver then rolls the body's writes
- * back and rethrows the error as it is.
- */
-export type TransactionWork = (client: unknown) => Settlement | Promise<Settlement>;
 
 /**
  * The type of the client a driver hands to transactional bodies, read from the driver's type-only
@@ -147,3 +140,5 @@ export function transactionMissing(
     { table: table.name },
   );
 }
+
+export type { TransactionWork } from "./transaction-work.js";

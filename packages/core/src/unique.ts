@@ -11,9 +11,8 @@
  *
  * @module
  */
-import type { Broker, PublishMessageFor, PublishOptionsFor } from "./broker.js";
 import { InvalidArgumentError } from "./errors.js";
-import { describeValue } from "./options-check.js";
+import { describeValue } from "./option-keys.js";
 import type { PublishRow, RowId } from "./rows.js";
 import type { TableDefinition } from "./table.js";
 
@@ -130,9 +129,3 @@ export function resolveUnique(
   const windowEnd = (Math.floor(now.getTime() / ms) + 1) * ms;
   return { key: key as string, onConflict: "keep", runAt: new Date(windowEnd) };
 }
-
-/** The options of a unique {@link Broker.publish} for one table, typed by the table: the publish options with a `key`. */
-export type UniquePublishOptionsFor<Table> = PublishOptionsFor<Table> & UniqueOptions;
-
-/** One message of a unique {@link Broker.publishMany} for one table, typed by the table: a message with a `key`. */
-export type UniquePublishMessageFor<Table> = PublishMessageFor<Table> & UniqueOptions;

@@ -23,7 +23,6 @@ import {
   type PublishRow,
   type TableDefinition,
 } from "@rowclaim/core";
-import { uniqueKeyClause } from "./unique-sql.js";
 import type { ServerFamily } from "./version.js";
 
 /** A statement's text and the values of its placeholders. */
@@ -930,4 +929,16 @@ function required(column: string | undefined): string {
   if (column === undefined)
     throw new DeclarationError("Internal: a statement needs a column the table does not describe.");
   return column;
+}
+
+/** The name of a table's key index: `<table>_key` (or `rowclaim_key` past 64 characters). */
+export function uniqueIndexName(table: TableDefinition): string {
+  const name = `${table.name}_key`;
+  return [...name].length <= 64 ? name : "rowclaim_key";
+}
+
+/** The `UNIQUE KEY` clause of `CREATE TABLE` on the key column. */
+export function uniqueKeyClause(table: TableDefinition): string {
+  const q = (column: string): string => quoteIdentifier(column, table.name);
+  return `UNIQUE KEY ${q(uniqueIndexName(table))} (${q(table.columns.key as string)})`;
 }

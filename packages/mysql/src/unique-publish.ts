@@ -18,13 +18,8 @@ import {
 } from "@rowclaim/core";
 import { matchedRows, type QueryableLike, run, selectRows } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
-import {
-  addUniqueKeySql,
-  uniqueHolder,
-  uniqueIndexCheckSql,
-  uniqueIndexName,
-  uniqueInsert,
-} from "./unique-sql.js";
+import { uniqueIndexName } from "./sql.js";
+import { addUniqueKeySql, uniqueHolder, uniqueIndexCheckSql, uniqueInsert } from "./unique-sql.js";
 
 const retriedErrnos = new Set([1213, 1205]);
 

@@ -9,19 +9,7 @@
  * @module
  */
 import type { PublishRow, TableDefinition } from "@rowclaim/core";
-import { type Bound, quoteDefinedTable, quoteIdentifier } from "./sql.js";
-
-/** The name of a table's key index: `<table>_key` (or `rowclaim_key` past 64 characters). */
-export function uniqueIndexName(table: TableDefinition): string {
-  const name = `${table.name}_key`;
-  return [...name].length <= 64 ? name : "rowclaim_key";
-}
-
-/** The `UNIQUE KEY` clause of `CREATE TABLE` on the key column. */
-export function uniqueKeyClause(table: TableDefinition): string {
-  const q = (column: string): string => quoteIdentifier(column, table.name);
-  return `UNIQUE KEY ${q(uniqueIndexName(table))} (${q(table.columns.key as string)})`;
-}
+import { type Bound, quoteDefinedTable, quoteIdentifier, uniqueKeyClause } from "./sql.js";
 
 /** The `ALTER TABLE … ADD UNIQUE KEY` for a table made without it (named in the schema check's error). */
 export function addUniqueKeySql(table: TableDefinition): string {

@@ -15,7 +15,6 @@
 
 import { createHash } from "node:crypto";
 import { ADVISORY_SLOT_SEPARATOR, type IsolationLevel, type TableDefinition } from "@rowclaim/core";
-import { uniqueIndexSql } from "./unique-sql.js";
 
 /** Quotes an identifier for PostgreSQL: wraps it in double quotes, doubling any inside. */
 export function quoteIdent(name: string): string {
@@ -906,4 +905,15 @@ export function schemaSql(table: TableDefinition): string {
     `CREATE INDEX IF NOT EXISTS ${indexName} ON ${tableRef(table)} (${indexCols.join(", ")})${partial};\n` +
     (c.key === undefined ? "" : uniqueIndexSql(table))
   );
+}
+
+/** The name of a table's key index: `<table>_key`, cut to PostgreSQL's 63 bytes. */
+export function uniqueIndexName(table: TableDefinition): string {
+  return `${table.name}_key`.slice(0, 63);
+}
+
+/** `CREATE UNIQUE INDEX IF NOT EXISTS` on the key column (NULLs, the keys of claimed rows, are distinct). */
+export function uniqueIndexSql(table: TableDefinition): string {
+  const key = table.columns.key as string;
+  return `CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(uniqueIndexName(table))} ON ${tableRef(table)} (${quoteIdent(key)});\n`;
 }

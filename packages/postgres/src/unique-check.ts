@@ -7,7 +7,8 @@
  */
 import { SchemaError, type TableDefinition } from "@rowclaim/core";
 import type { HeldConnection } from "./connection.js";
-import { uniqueIndexCheckSql, uniqueIndexSql } from "./unique-sql.js";
+import { uniqueIndexSql } from "./sql.js";
+import { uniqueIndexCheckSql } from "./unique-sql.js";
 
 /**
  * Refuses a key table without the key's unique index.

@@ -10,17 +10,6 @@
 import type { TableDefinition } from "@rowclaim/core";
 import { quoteIdent, type Statement, statement, tableRef } from "./sql.js";
 
-/** The name of a table's key index: `<table>_key`, cut to PostgreSQL's 63 bytes. */
-export function uniqueIndexName(table: TableDefinition): string {
-  return `${table.name}_key`.slice(0, 63);
-}
-
-/** `CREATE UNIQUE INDEX IF NOT EXISTS` on the key column (NULLs, the keys of claimed rows, are distinct). */
-export function uniqueIndexSql(table: TableDefinition): string {
-  const key = table.columns.key as string;
-  return `CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(uniqueIndexName(table))} ON ${tableRef(table)} (${quoteIdent(key)});\n`;
-}
-
 /**
  * One unique row: inserts it, or on a queued row holding `$key` keeps it (`replace: false`:
  * `ON CONFLICT DO NOTHING`, then the holder's id read in the same statement) or replaces its

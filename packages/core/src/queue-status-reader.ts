@@ -1,0 +1,118 @@
+/**
+ * The driver's side of queue status (`Driver.queueStatus`): the reader and what it reports.
+ * Apart from `queue-status.ts` (core's functions over it) so that the driver contract imports
+ * types only.
+ *
+ * @module
+ */
+import type { RowId } from "./rows.js";
+import type { ClaimFormName, TableDefinition } from "./table.js";
+
+/** A count that stops at a cap: `count` is exact when `capped` is false, a lower bound when true. */
+export interface CappedCount {
+  /** The rows counted (at most the cap). */
+  readonly count: number;
+  /** Whether counting stopped at the cap (or saw only part of the rows): there are at least `count`. */
+  readonly capped: boolean;
+}
+
+/**
+ * Who a reader's in-work figures cover: `"database"` (every session of the database server) or
+ * `"process"` (only what this process holds, as SQLite's advisory keys, which live in the
+ * process that took them).
+ */
+export type InWorkScope = "database" | "process";
+
+/** What {@link QueueStatusReader.countGroups} is asked. */
+export interface StatusQuery {
+  /** The host's clock, as the drivers compare times (leases, `runAt`). */
+  readonly now: Date;
+  /** Count each figure up to this many rows (a whole number, at least 1). */
+  readonly cap: number;
+  /**
+   * The dead-letter group of the table (its `deadLetter: { group }`): its unprocessed rows count
+   * as dead, not due, delayed or in work. Absent when the table has none.
+   */
+  readonly deadGroup?: string;
+}
+
+/** One group's counts, as a driver reads them. */
+export interface GroupCounts {
+  /** The group, or `null` (rows without a group, or a table without a group column). */
+  readonly group: string | null;
+  /** Unprocessed, not dead, not in work, `runAt` empty or past. */
+  readonly due: CappedCount;
+  /** Unprocessed, not dead, not in work, `runAt` in the future (scheduled, or waiting to retry). */
+  readonly delayed: CappedCount;
+  /** Held now by a worker, by the form's own means (see the module's notes). */
+  readonly inWork: CappedCount;
+  /** Unprocessed rows of the dead-letter group (a dead-letter table's rows are added by core). */
+  readonly dead: CappedCount;
+  /** Rows marked in `processedAt` (a table without the column keeps none: always 0). */
+  readonly processed: CappedCount;
+  /** When the oldest due row became due (`runAt`, or `null` where the table has no `runAt`), if any row is due. */
+  readonly oldestDueAt: Date | null;
+}
+
+/** What a driver's reader returns for a table. */
+export interface TableCounts {
+  /** One entry per group that has rows, in any order (core orders them). */
+  readonly groups: readonly GroupCounts[];
+  /** Who the in-work figures cover. */
+  readonly inWorkScope: InWorkScope;
+  /**
+   * For people: what the in-work figures cannot see on this database and form, if anything
+   * (for example "SQLite advisory keys live in the process that took them: only this process's
+   * keys are counted").
+   */
+  readonly inWorkLimit?: string;
+}
+
+/** What {@link QueueStatusReader.listInWork} is asked. */
+export interface InWorkQuery {
+  /** The host's clock (leases are compared with it). */
+  readonly now: Date;
+  /** List at most this many rows (a whole number, at least 1). */
+  readonly limit: number;
+  /** Only this group (`null`: rows without a group); every group when absent. */
+  readonly group?: string | null;
+}
+
+/** What holds a row in work. The fields a database cannot tell are absent. */
+export interface InWorkHolder {
+  /** The table's claim form. */
+  readonly form: ClaimFormName;
+  /**
+   * The database session that holds the row lock or the advisory key: a PostgreSQL backend pid,
+   * a MySQL/MariaDB connection id, as text. `"this process"` for a key this process holds.
+   */
+  readonly session?: string;
+  /** The lease's expiry (lease form). */
+  readonly lockedUntil?: Date;
+  /** The rendered advisory key (advisory form). */
+  readonly key?: string;
+}
+
+/** A row in work and what holds it. */
+export interface InWorkRow {
+  /** The row's id. */
+  readonly id: RowId;
+  /** Its group (`null` without one). */
+  readonly group: string | null;
+  /** Its attempt column's value, where the table has one. */
+  readonly attempt?: number;
+  /** What holds it. */
+  readonly holder: InWorkHolder;
+}
+
+/**
+ * The optional driver capability behind {@link readQueueStatus} and {@link listInWork}. Every
+ * statement is read-only; the driver builds them in one SQL module per dialect
+ * (`status-sql.ts` beside its `sql.ts`), quoting every identifier.
+ */
+export interface QueueStatusReader {
+  /** Counts the rows of `table` by group (see {@link GroupCounts}), each figure up to `query.cap`. */
+  countGroups(table: TableDefinition, query: StatusQuery): Promise<TableCounts>;
+  /** Lists up to `query.limit` rows in work and what holds each, oldest claim order first. */
+  listInWork(table: TableDefinition, query: InWorkQuery): Promise<readonly InWorkRow[]>;
+}
