@@ -107,6 +107,53 @@ export function handlerTimeoutSuite(harness: ConformanceHarness): void {
       conformanceTest(
         harness,
         SUITE,
+        `[${form}] a row's own timeout (timeoutColumn) aborts its handler and the row is handled again; a row without one runs on`,
+        async (fx) => {
+          await fx.requireForm(form);
+          const table = await fx.table(form, { roles: ["attempt", "runAt"], extraColumns: ["timeout_ms"] });
+          const broker = await fx.broker();
+          const timed = idKey(await broker.publish(table, "timed", { values: { timeout_ms: TIMEOUT_MS } }));
+          await broker.publish(table, "untimed");
+          const gate = fx.gate();
+          const aborted: string[] = [];
+          const seen: Seen[] = [];
+          await broker.subscribe(
+            table,
+            async (delivery) => {
+              see(seen, delivery);
+              delivery.signal.addEventListener(
+                "abort",
+                () => {
+                  if (BrokerError.is(delivery.signal.reason, "HANDLER_TIMEOUT"))
+                    aborted.push(idKey(delivery.id));
+                },
+                { once: true },
+              );
+              if (delivery.attempt === 1) await gate.opened;
+              return ack();
+            },
+            {
+              workers: 3,
+              timeoutColumn: "timeout_ms",
+              timeoutGrace: GRACE_MS,
+              backoff: { baseMs: 0 },
+              pollInterval: 50,
+              listen: false,
+            },
+          );
+          await waitFor("the timed row to be delivered again after its timeout and grace", () =>
+            seen.some((s) => s.id === timed && s.attempt === 2),
+          );
+          expect(aborted, "the deliveries whose signal aborted with HANDLER_TIMEOUT").toEqual([timed]);
+          gate.open();
+          await waitFor("both rows to be acked", async () => (await fx.rows(table)).length === 0);
+          expect(aborted).toEqual([timed]);
+        },
+      );
+
+      conformanceTest(
+        harness,
+        SUITE,
         `[${form}] a transactional handler whose body never returns is given up after its timeout and grace; another broker handles the row, no connection left held`,
         async (fx) => {
           const caps = await fx.requireForm(form);

@@ -137,6 +137,14 @@ export interface SubscribeOptions {
   readonly timeout?: number;
   /** Milliseconds between `timeout` and the broker settling the row itself. Default 5000. */
   readonly timeoutGrace?: number;
+  /**
+   * A per-row override of `timeout`: one of the table's `extraColumns` holding a row's own timeout
+   * in milliseconds (a whole number; NULL or absent: the subscription's `timeout`, if any). Set
+   * it with `publish(…, { values: { [column]: ms } })`. It costs nothing more: the claim reads
+   * the extra columns already. A value that is not a whole number from 1 to 2147483647 is
+   * ignored with a warning. Default: none.
+   */
+  readonly timeoutColumn?: string;
 }
 
 /**

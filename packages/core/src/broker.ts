@@ -866,7 +866,7 @@ export class Broker<D extends Driver = Driver> {
       backoff,
       extendLeases: options.extendLeases ?? true,
       rateLimit: checkRateLimit(options.rateLimit, table, group, fail),
-      timeout: checkHandlerTimeout(options, fail),
+      timeout: checkHandlerTimeout(options, fail, table),
     };
   }
 

@@ -8,12 +8,48 @@
  */
 import { HandlerTimeoutError } from "./errors.js";
 
-/** A subscription's handler timeout, resolved. */
-export interface HandlerTimeoutSettings {
+/** One delivery's handler timeout. */
+export interface DeliveryTimeout {
   /** Milliseconds after the handler starts at which its signal aborts. */
   readonly timeoutMs: number;
   /** Milliseconds after the abort at which the broker settles the row itself. */
   readonly graceMs: number;
+}
+
+/** A subscription's handler timeout, resolved. */
+export interface HandlerTimeoutSettings {
+  /** The subscription's `timeout`; `undefined` where only rows with a `timeoutColumn` value time out. */
+  readonly timeoutMs: number | undefined;
+  /** Milliseconds after the abort at which the broker settles the row itself. */
+  readonly graceMs: number;
+  /** The extra column holding a row's own timeout (`timeoutColumn`), if any. */
+  readonly column?: string;
+}
+
+/**
+ * The timeout of one delivery of `row` (its raw columns): the row's own value in the timeout
+ * column where it holds a whole number from 1 to {@link MAX_TIMEOUT_MS} (as a number or numeric
+ * text), else the subscription's. `invalid` reports a value that is set but not such a number.
+ */
+export function deliveryTimeout(
+  settings: HandlerTimeoutSettings,
+  row: Readonly<Record<string, unknown>>,
+  invalid: (value: unknown) => void,
+): DeliveryTimeout | undefined {
+  const subscription =
+    settings.timeoutMs === undefined
+      ? undefined
+      : { timeoutMs: settings.timeoutMs, graceMs: settings.graceMs };
+  if (settings.column === undefined) return subscription;
+  const value = row[settings.column];
+  if (value === null || value === undefined) return subscription;
+  const ms =
+    typeof value === "number" || typeof value === "bigint" ? Number(value) : Number(String(value).trim());
+  if (!Number.isInteger(ms) || ms < 1 || ms > MAX_TIMEOUT_MS) {
+    invalid(value);
+    return subscription;
+  }
+  return { timeoutMs: ms, graceMs: settings.graceMs };
 }
 
 /** The grace after a timeout when `timeoutGrace` is not given, in milliseconds. */
@@ -35,7 +71,7 @@ export class HandlerDeadline {
    * @param settings the timeout and its grace.
    * @param describe the message of the error, naming the table and the row.
    */
-  constructor(settings: HandlerTimeoutSettings, describe: string) {
+  constructor(settings: DeliveryTimeout, describe: string) {
     const error = new HandlerTimeoutError(describe, { timeoutMs: settings.timeoutMs });
     this.#expired = new Promise((resolve) => {
       this.#timers.push(

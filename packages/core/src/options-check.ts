@@ -58,6 +58,7 @@ export const subscribeOptionKeys = Object.freeze(
     rateLimit: true,
     timeout: true,
     timeoutGrace: true,
+    timeoutColumn: true,
   } satisfies KeySet<SubscribeOptions>),
 );
 
@@ -137,15 +138,20 @@ export function checkPoolSize(
 }
 
 /**
- * Checks a subscription's `timeout` and `timeoutGrace` (milliseconds, whole, at least 1 and 0,
- * at most what one timer holds) and resolves them; `undefined` without a `timeout`. A grace
- * without a timeout is refused.
+ * Checks a subscription's `timeout`, `timeoutGrace` (milliseconds, whole, at least 1 and 0, at
+ * most what one timer holds) and `timeoutColumn` (one of the table's extra columns) and resolves
+ * them; `undefined` with neither a `timeout` nor a `timeoutColumn`. A grace alone is refused.
  */
 export function checkHandlerTimeout(
-  options: { readonly timeout?: number | undefined; readonly timeoutGrace?: number | undefined },
+  options: {
+    readonly timeout?: number | undefined;
+    readonly timeoutGrace?: number | undefined;
+    readonly timeoutColumn?: string | undefined;
+  },
   fail: (problem: string, fix: string) => never,
+  table?: TableDefinition,
 ): HandlerTimeoutSettings | undefined {
-  const { timeout, timeoutGrace } = options;
+  const { timeout, timeoutGrace, timeoutColumn } = options;
   const check = (value: unknown, name: string, least: number): number => {
     if (typeof value !== "number" || !Number.isInteger(value) || value < least || value > MAX_TIMEOUT_MS) {
       fail(
@@ -155,14 +161,24 @@ export function checkHandlerTimeout(
     }
     return value as number;
   };
-  if (timeout === undefined) {
+  if (timeoutColumn !== undefined) {
+    const extra = table?.extraColumns ?? [];
+    if (typeof timeoutColumn !== "string" || !extra.includes(timeoutColumn)) {
+      fail(
+        `timeoutColumn ${describeValue(timeoutColumn)} is not one of the table's extraColumns (${extra.length === 0 ? "it has none" : extra.join(", ")})`,
+        "Add the column to the table and to its extraColumns, or leave timeoutColumn out.",
+      );
+    }
+  }
+  if (timeout === undefined && timeoutColumn === undefined) {
     if (timeoutGrace !== undefined)
       fail("timeoutGrace is set without a timeout", "Set timeout too, or leave timeoutGrace out.");
     return undefined;
   }
   return {
-    timeoutMs: check(timeout, "timeout", 1),
+    timeoutMs: timeout === undefined ? undefined : check(timeout, "timeout", 1),
     graceMs: timeoutGrace === undefined ? DEFAULT_TIMEOUT_GRACE_MS : check(timeoutGrace, "timeoutGrace", 0),
+    ...(timeoutColumn === undefined ? {} : { column: timeoutColumn }),
   };
 }
 

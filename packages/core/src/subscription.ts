@@ -21,7 +21,12 @@ import {
 } from "./errors.js";
 import type { BrokerEvents } from "./events.js";
 import type { Claimer } from "./forms.js";
-import { deliverySignal, HandlerDeadline, type HandlerTimeoutSettings } from "./handler-timeout.js";
+import {
+  deliverySignal,
+  deliveryTimeout,
+  HandlerDeadline,
+  type HandlerTimeoutSettings,
+} from "./handler-timeout.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LeaseRuntime, type LeaseRuntimeOptions } from "./lease-runtime.js";
 import type { BrokerLogger, Logger } from "./logger.js";
@@ -672,7 +677,16 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         outcome = this.#settings.deadLetter !== undefined ? deadLetter() : this.#failureOutcome(row.attempt);
         this.#failed(hold, invalid, outcome, "its payload fails the table's payloadSchema", scope);
       } else {
-        const { timeout } = this.#settings;
+        const settings = this.#settings.timeout;
+        const timeout =
+          settings === undefined
+            ? undefined
+            : deliveryTimeout(settings, row.row, (value) =>
+                this.#observer.logger.warn(
+                  `Table "${this.table.name}": row ${String(row.id)} holds ${JSON.stringify(String(value))} in its timeout column "${settings.column ?? ""}", which is not a whole number of milliseconds from 1 to 2147483647; the subscription's timeout applies.`,
+                  { table: this.table.name },
+                ),
+              );
         const deadline =
           timeout === undefined
             ? undefined

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DueWake } from "../src/due-wake.js";
 import { BrokerError, DeclarationError } from "../src/errors.js";
-import { HandlerDeadline } from "../src/handler-timeout.js";
+import { deliveryTimeout, HandlerDeadline } from "../src/handler-timeout.js";
 import { checkHandlerTimeout } from "../src/options-check.js";
+import { defineTable } from "../src/table.js";
 
 const fail = (problem: string, fix: string): never => {
   throw new DeclarationError(`${problem}. ${fix}`);
@@ -38,6 +39,46 @@ describe("subscribe's timeout and timeoutGrace are checked like every option", (
       caught = error;
     }
     expect(BrokerError.is(caught, "DECLARATION")).toBe(true);
+  });
+});
+
+describe("a row's own timeout (timeoutColumn)", () => {
+  const table = defineTable({
+    name: "jobs",
+    columns: { id: "id", payload: "payload", lockedUntil: "locked_until" },
+    extraColumns: ["timeout_ms"],
+  });
+
+  it("names one of the table's extra columns, with or without a subscription timeout", () => {
+    expect(checkHandlerTimeout({ timeoutColumn: "timeout_ms" }, fail, table)).toEqual({
+      timeoutMs: undefined,
+      graceMs: 5000,
+      column: "timeout_ms",
+    });
+    for (const options of [{ timeoutColumn: "payload" }, { timeoutColumn: "nope", timeout: 1000 }]) {
+      let caught: unknown;
+      try {
+        checkHandlerTimeout(options, fail, table);
+      } catch (error) {
+        caught = error;
+      }
+      expect(BrokerError.is(caught, "DECLARATION"), JSON.stringify(options)).toBe(true);
+    }
+  });
+
+  it("takes the row's whole milliseconds (number or numeric text) over the subscription's, and reports other values", () => {
+    const settings = { timeoutMs: 1000, graceMs: 50, column: "timeout_ms" };
+    const invalid: unknown[] = [];
+    const report = (value: unknown): void => void invalid.push(value);
+    expect(deliveryTimeout(settings, { timeout_ms: 200 }, report)).toEqual({ timeoutMs: 200, graceMs: 50 });
+    expect(deliveryTimeout(settings, { timeout_ms: "300" }, report)).toEqual({ timeoutMs: 300, graceMs: 50 });
+    expect(deliveryTimeout(settings, { timeout_ms: null }, report)).toEqual({ timeoutMs: 1000, graceMs: 50 });
+    expect(deliveryTimeout(settings, { timeout_ms: "soon" }, report)).toEqual({
+      timeoutMs: 1000,
+      graceMs: 50,
+    });
+    expect(deliveryTimeout({ ...settings, timeoutMs: undefined }, {}, report)).toBeUndefined();
+    expect(invalid).toEqual(["soon"]);
   });
 });
 
