@@ -218,6 +218,9 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
         const recorder = await fx.broker();
         const gates = new Map<number, Gate>();
         const started: number[] = [];
+        // Starts recorded in the database: the record's ids order starts and ends, so the first
+        // gate opens only once all three starts are there.
+        let recordedStarts = 0;
         let released = false;
         const ids = await broker.publishMany(
           table,
@@ -234,6 +237,7 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
               phase: "start",
               payload: delivery.payload,
             });
+            recordedStarts += 1;
             if (!released) await gate.opened;
             await recorder.publish(record, {
               row: String(delivery.id),
@@ -244,7 +248,10 @@ export function keyLimitsSuite(harness: ConformanceHarness): void {
           },
           { workers: 6, pollInterval: 20 },
         );
-        await waitFor("three rows of the key in work", () => started.length === 3);
+        await waitFor(
+          "three rows of the key in work, their starts recorded",
+          () => started.length === 3 && recordedStarts === 3,
+        );
         const keyHeld = harness.advisoryKeyHeld?.bind(harness);
         if (keyHeld !== undefined) {
           const key = `${table.name}-a`;
