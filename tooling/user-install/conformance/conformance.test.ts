@@ -43,5 +43,10 @@ runConformance({
     }
   },
   childDriverModule: fileURLToPath(new URL("./child-driver.mjs", import.meta.url)),
+  // The one opt-out: the workspace's load step runs the heap test on this driver.
+  skip: {
+    "[lease] draining 100,000 rows through one subscription keeps the heap flat":
+      "the heap test runs in the repository's load step (ROWCLAIM_LOAD=1); this run checks the packed packages",
+  },
   close: () => admin.end(),
 });
