@@ -59,6 +59,7 @@ describe("the workspace benchmark", () => {
     const results = JSON.parse(readFileSync(join(out, "results.json"), "utf8")) as Results;
     const ids = [
       "rowclaim-pg-lease",
+      "rowclaim-pg-lease-rate-limited",
       "rowclaim-pg-rowLock",
       "rowclaim-pg-advisory",
       "rowclaim-pg-advisory-limit-3",
