@@ -222,7 +222,14 @@ export {
   type TableCounts,
 } from "./queue-status.js";
 export type { ClaimedRow, Headers, PublishRow, RowId } from "./rows.js";
-export { type LedgerSchedule, SCHEDULE_LEDGER_TABLE, type ScheduleLedger } from "./schedule-ledger.js";
+export {
+  type LedgerSchedule,
+  ledgerTick,
+  missingLedgerError,
+  perLedgerSchema,
+  SCHEDULE_LEDGER_TABLE,
+  type ScheduleLedger,
+} from "./schedule-ledger.js";
 export {
   checkSchedule,
   MAX_SCHEDULE_NAME_LENGTH,

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { SchemaError } from "./errors.js";
 import type { PublishRow, RowId } from "./rows.js";
 import type { TableDefinition } from "./table.js";
 
@@ -59,4 +60,40 @@ export interface ScheduleLedger {
    * default when `undefined`), as SQL text.
    */
   schemaSql(schema: string | undefined): string;
+}
+
+/**
+ * The `SchemaError` of a ledger `check` that found no ledger where `table` lives: names the
+ * ledger, the schema or database (`where`), the table and the statement that creates it.
+ */
+export function missingLedgerError(
+  table: TableDefinition,
+  createSql: string,
+  where: "schema" | "database",
+): SchemaError {
+  return new SchemaError(
+    `The schedule ledger table "${SCHEDULE_LEDGER_TABLE}" does not exist${table.schema === undefined ? "" : ` in ${where} "${table.schema}"`}, which schedules of table "${table.name}" need. Create it: ${createSql.trim()} (also printed by \`rowclaim schema --schedules\`).`,
+    { table: table.name, statement: "checking the schedule ledger" },
+  );
+}
+
+/** A tick the ledger stored (epoch milliseconds, as a number, a bigint or numeric text) as a `Date`; `null` for none. */
+export function ledgerTick(value: unknown): Date | null {
+  return value === null || value === undefined ? null : new Date(Number(value));
+}
+
+/**
+ * What a ledger builds once per schema (or database) it serves, never per tick: returns the
+ * getter by table, building with `build(schema)` the first time a schema is asked for.
+ */
+export function perLedgerSchema<T>(build: (schema: string | undefined) => T): (table: TableDefinition) => T {
+  const built = new Map<string | undefined, T>();
+  return (table) => {
+    let value = built.get(table.schema);
+    if (value === undefined) {
+      value = build(table.schema);
+      built.set(table.schema, value);
+    }
+    return value;
+  };
 }

@@ -9,18 +9,20 @@
  */
 import {
   type LedgerSchedule,
+  ledgerTick,
+  missingLedgerError,
   type PublishRow,
+  perLedgerSchema,
   type RowId,
   SCHEDULE_LEDGER_TABLE,
   type ScheduleLedger,
-  SchemaError,
   type TableDefinition,
 } from "@rowclaim/core";
 import { type PoolLike, type QueryableLike, run } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
 import { publishRows } from "./publish.js";
 import { withDeadlockRetry } from "./retry.js";
-import { type ScheduleLedgerStatements, scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
+import { scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
 import type { ServerInfo } from "./server-info.js";
 import { transactionSql } from "./sql.js";
 import { commitAndRelease, rollbackAndRelease } from "./transaction.js";
@@ -42,18 +44,7 @@ export function mysqlScheduleLedger(pool: PoolLike, serverInfo: () => Promise<Se
     (error: unknown): never => {
       throw normalizeError(error, { table: table.name, operation });
     };
-  const toDate = (value: unknown): Date | null =>
-    value === null || value === undefined ? null : new Date(Number(value));
-  // Built once per schema the ledger serves, never per tick.
-  const built = new Map<string | undefined, ScheduleLedgerStatements>();
-  const statementsFor = (table: TableDefinition): ScheduleLedgerStatements => {
-    let statements = built.get(table.schema);
-    if (statements === undefined) {
-      statements = scheduleLedgerSql(table.schema);
-      built.set(table.schema, statements);
-    }
-    return statements;
-  };
+  const statementsFor = perLedgerSchema(scheduleLedgerSql);
   return {
     async check(table) {
       const rows = await selectRows(pool, statementsFor(table).exists, [
@@ -61,17 +52,14 @@ export function mysqlScheduleLedger(pool: PoolLike, serverInfo: () => Promise<Se
         SCHEDULE_LEDGER_TABLE,
       ]).catch(fail(table, "checking the schedule ledger"));
       if (Number(rows[0]?.present ?? 0) === 0) {
-        throw new SchemaError(
-          `The schedule ledger table "${SCHEDULE_LEDGER_TABLE}" does not exist${table.schema === undefined ? "" : ` in database "${table.schema}"`}, which schedules of table "${table.name}" need. Create it: ${scheduleLedgerSchemaSql(table.schema).trim()} (also printed by \`rowclaim schema --schedules\`).`,
-          { table: table.name, statement: "checking the schedule ledger" },
-        );
+        throw missingLedgerError(table, scheduleLedgerSchemaSql(table.schema), "database");
       }
     },
     async lastTick(table, name) {
       const rows = await selectRows(pool, statementsFor(table).lastTick, [table.name, name]).catch(
         fail(table, "reading the schedule's last tick"),
       );
-      return toDate(rows[0]?.tick_ms);
+      return ledgerTick(rows[0]?.tick_ms);
     },
     async publishTick(table, name, tick, row: PublishRow): Promise<RowId | null> {
       const sql = statementsFor(table);
@@ -109,7 +97,7 @@ export function mysqlScheduleLedger(pool: PoolLike, serverInfo: () => Promise<Se
       );
       return rows.map((found) => ({
         name: String(found.schedule_name),
-        lastTick: toDate(found.last_tick_ms) as Date,
+        lastTick: ledgerTick(found.last_tick_ms) as Date,
         ticks: Number(found.ticks),
       }));
     },

@@ -7,23 +7,19 @@
  */
 import {
   type LedgerSchedule,
+  ledgerTick,
+  missingLedgerError,
   type PublishRow,
+  perLedgerSchema,
   type RowId,
-  SCHEDULE_LEDGER_TABLE,
   type ScheduleLedger,
-  SchemaError,
   type TableDefinition,
 } from "@rowclaim/core";
 import { HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
 import type { Publisher } from "./publish.js";
-import {
-  ledgerRef,
-  type ScheduleLedgerStatements,
-  scheduleLedgerSchemaSql,
-  scheduleLedgerSql,
-} from "./schedule-sql.js";
+import { ledgerRef, scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
 import { beginSql, commitSql, rollbackSql } from "./sql.js";
 
 /** Makes the ledger of a driver on `pool`, whose queue rows `publisher` inserts. */
@@ -31,35 +27,21 @@ export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): Sc
   const fail = (table: TableDefinition, statement: string) => (error: unknown) => {
     throw normalizeError(error, { table: table.name, form: "schedule", statement });
   };
-  const toDate = (value: unknown): Date | null =>
-    value === null || value === undefined ? null : new Date(Number(value));
-  // Built once per schema the ledger serves, never per tick.
-  const built = new Map<string | undefined, ScheduleLedgerStatements>();
-  const statementsFor = (table: TableDefinition): ScheduleLedgerStatements => {
-    let statements = built.get(table.schema);
-    if (statements === undefined) {
-      statements = scheduleLedgerSql(table.schema);
-      built.set(table.schema, statements);
-    }
-    return statements;
-  };
+  const statementsFor = perLedgerSchema(scheduleLedgerSql);
   return {
     async check(table) {
       const result = await pool
         .query({ text: statementsFor(table).exists, values: [ledgerRef(table.schema)] })
         .catch(fail(table, "checking the schedule ledger"));
       if (result.rows[0]?.present !== true) {
-        throw new SchemaError(
-          `The schedule ledger table "${SCHEDULE_LEDGER_TABLE}" does not exist${table.schema === undefined ? "" : ` in schema "${table.schema}"`}, which schedules of table "${table.name}" need. Create it: ${scheduleLedgerSchemaSql(table.schema).trim()} (also printed by \`rowclaim schema --schedules\`).`,
-          { table: table.name, statement: "checking the schedule ledger" },
-        );
+        throw missingLedgerError(table, scheduleLedgerSchemaSql(table.schema), "schema");
       }
     },
     async lastTick(table, name) {
       const result = await pool
         .query({ text: statementsFor(table).lastTick, values: [table.name, name] })
         .catch(fail(table, "reading the schedule's last tick"));
-      return toDate(result.rows[0]?.tick_ms);
+      return ledgerTick(result.rows[0]?.tick_ms);
     },
     async publishTick(table, name, tick, row: PublishRow): Promise<RowId | null> {
       const sql = statementsFor(table);
@@ -92,7 +74,7 @@ export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): Sc
         .catch(fail(table, "listing schedules"));
       return result.rows.map((found) => ({
         name: String(found.schedule_name),
-        lastTick: toDate(found.last_tick_ms) as Date,
+        lastTick: ledgerTick(found.last_tick_ms) as Date,
         ticks: Number(found.ticks),
       }));
     },

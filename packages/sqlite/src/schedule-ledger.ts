@@ -8,18 +8,20 @@
  */
 import {
   type LedgerSchedule,
+  ledgerTick,
+  missingLedgerError,
   type PublishRow,
+  perLedgerSchema,
   type RowId,
   SCHEDULE_LEDGER_TABLE,
   type ScheduleLedger,
-  SchemaError,
   type TableDefinition,
 } from "@rowclaim/core";
 import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
 import type { SqliteDatabase } from "./database.js";
 import { normalizeError } from "./normalize-error.js";
 import { TablePublisher } from "./publish.js";
-import { type ScheduleLedgerStatements, scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
+import { scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
 import { inTransaction } from "./transaction.js";
 
 /** Makes the ledger of a driver on `db`, retrying a busy file by `busy`. */
@@ -33,8 +35,6 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
     }
     return publisher;
   };
-  const toDate = (value: unknown): Date | null =>
-    value === null || value === undefined ? null : new Date(Number(value));
   const guarded = async <T>(table: TableDefinition, operation: string, work: () => T): Promise<T> => {
     try {
       return await retryBusy(db, busy, work);
@@ -42,16 +42,7 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
       throw normalizeError(error, { table: table.name, operation });
     }
   };
-  // Built once per schema the ledger serves, never per tick.
-  const built = new Map<string | undefined, ScheduleLedgerStatements>();
-  const statementsFor = (table: TableDefinition): ScheduleLedgerStatements => {
-    let statements = built.get(table.schema);
-    if (statements === undefined) {
-      statements = scheduleLedgerSql(table.schema);
-      built.set(table.schema, statements);
-    }
-    return statements;
-  };
+  const statementsFor = perLedgerSchema(scheduleLedgerSql);
   return {
     async check(table) {
       const found = await guarded(table, "checking the schedule ledger", () =>
@@ -60,17 +51,14 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
           .get({ ledger: SCHEDULE_LEDGER_TABLE, schema: table.schema ?? null }),
       );
       if (found === undefined) {
-        throw new SchemaError(
-          `The schedule ledger table "${SCHEDULE_LEDGER_TABLE}" does not exist${table.schema === undefined ? "" : ` in database "${table.schema}"`}, which schedules of table "${table.name}" need. Create it: ${scheduleLedgerSchemaSql(table.schema).trim()} (also printed by \`rowclaim schema --schedules\`).`,
-          { table: table.name, statement: "checking the schedule ledger" },
-        );
+        throw missingLedgerError(table, scheduleLedgerSchemaSql(table.schema), "database");
       }
     },
     async lastTick(table, name) {
       const row = await guarded(table, "reading the schedule's last tick", () =>
         db.prepare(statementsFor(table).lastTick).get({ table: table.name, schedule: name }),
       );
-      return toDate((row as { tick_ms?: unknown } | undefined)?.tick_ms);
+      return ledgerTick((row as { tick_ms?: unknown } | undefined)?.tick_ms);
     },
     publishTick(table, name, tick, row: PublishRow): Promise<RowId | null> {
       const sql = statementsFor(table);
@@ -97,7 +85,7 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
       )) as Record<string, unknown>[];
       return rows.map((found) => ({
         name: String(found.schedule_name),
-        lastTick: toDate(found.last_tick_ms) as Date,
+        lastTick: ledgerTick(found.last_tick_ms) as Date,
         ticks: Number(found.ticks),
       }));
     },
