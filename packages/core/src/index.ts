@@ -221,6 +221,7 @@ export {
   type StatusQuery,
   type TableCounts,
 } from "./queue-status.js";
+export { groupCountsOf } from "./queue-status-reader.js";
 export type { ClaimedRow, Headers, PublishRow, RowId } from "./rows.js";
 export {
   type LedgerSchedule,

@@ -116,3 +116,31 @@ export interface QueueStatusReader {
   /** Lists up to `query.limit` rows in work and what holds each, oldest claim order first. */
   listInWork(table: TableDefinition, query: InWorkQuery): Promise<readonly InWorkRow[]>;
 }
+
+/**
+ * One group's counts from a row of a reader's grouped status statement (columns `grp`, `due`,
+ * `delayed`, `in_work`, `dead`, `processed`), each figure capped at `cap`: above it, the cap with
+ * `capped: true`. `inWorkCapped` marks the in-work figure capped where the reader's own search for
+ * rows in work stopped at the cap; `oldestDueAt` is the row's `oldest_due_at`, decoded by the
+ * driver (each client returns it in its own type).
+ */
+export function groupCountsOf(
+  row: Readonly<Record<string, unknown>>,
+  cap: number,
+  oldestDueAt: Date | null,
+  inWorkCapped = false,
+): GroupCounts {
+  const capped = (value: unknown, more = false): CappedCount => {
+    const count = Number(value ?? 0);
+    return count > cap ? { count: cap, capped: true } : { count, capped: more };
+  };
+  return {
+    group: row.grp === null || row.grp === undefined ? null : String(row.grp),
+    due: capped(row.due),
+    delayed: capped(row.delayed),
+    inWork: capped(row.in_work, inWorkCapped),
+    dead: capped(row.dead),
+    processed: capped(row.processed),
+    oldestDueAt,
+  };
+}

@@ -8,8 +8,6 @@
  * @module
  */
 import type {
-  CappedCount,
-  GroupCounts,
   InWorkHolder,
   InWorkQuery,
   InWorkRow,
@@ -19,6 +17,7 @@ import type {
   TableCounts,
   TableDefinition,
 } from "@rowclaim/core";
+import { groupCountsOf } from "@rowclaim/core";
 import type { PoolLike, QueryableLike } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
 import { transactionSql } from "./sql.js";
@@ -129,22 +128,9 @@ export function mysqlStatusReader(pool: PoolLike): QueueStatusReader {
       }
       const statement = statusCountSql(table, deadGroup, inWork, now);
       const rows = await query(pool, table, statement.sql, statement.values);
-      const capped = (value: unknown, more = false): CappedCount => {
-        const count = Number(value ?? 0);
-        return count > cap ? { count: cap, capped: true } : { count, capped: more };
-      };
-      const groups = rows.map((row): GroupCounts => {
-        const oldest = row.oldest_due_at;
-        return {
-          group: row.grp === null || row.grp === undefined ? null : String(row.grp),
-          due: capped(row.due),
-          delayed: capped(row.delayed),
-          inWork: capped(row.in_work, inWorkCapped),
-          dead: capped(row.dead),
-          processed: capped(row.processed),
-          oldestDueAt: oldest instanceof Date ? oldest : null,
-        };
-      });
+      const groups = rows.map((row) =>
+        groupCountsOf(row, cap, row.oldest_due_at instanceof Date ? row.oldest_due_at : null, inWorkCapped),
+      );
       return table.form === "rowLock"
         ? { groups, inWorkScope: "database", inWorkLimit: ROW_LOCK_LIMIT }
         : { groups, inWorkScope: "database" };

@@ -6,8 +6,6 @@
  * @module
  */
 import type {
-  CappedCount,
-  GroupCounts,
   InWorkHolder,
   InWorkQuery,
   InWorkRow,
@@ -17,6 +15,7 @@ import type {
   TableCounts,
   TableDefinition,
 } from "@rowclaim/core";
+import { groupCountsOf } from "@rowclaim/core";
 import { normalizeError } from "./normalize-error.js";
 import type { QueryableLike } from "./pool-like.js";
 import {
@@ -51,26 +50,15 @@ export function postgresStatusReader(pool: QueryableLike): QueueStatusReader {
         statement,
         deadGroup === undefined ? { now: query.now } : { now: query.now, dead: deadGroup },
       );
-      const capped = (value: unknown): CappedCount => {
-        const count = Number(value ?? 0);
-        return count > query.cap ? { count: query.cap, capped: true } : { count, capped: false };
-      };
-      const groups = rows.map((row): GroupCounts => {
+      const groups = rows.map((row) => {
         const oldest = row.oldest_due_at;
-        return {
-          group: row.grp === null || row.grp === undefined ? null : String(row.grp),
-          due: capped(row.due),
-          delayed: capped(row.delayed),
-          inWork: capped(row.in_work),
-          dead: capped(row.dead),
-          processed: capped(row.processed),
-          oldestDueAt:
-            oldest instanceof Date
-              ? oldest
-              : oldest === null || oldest === undefined
-                ? null
-                : new Date(String(oldest)),
-        };
+        const oldestDueAt =
+          oldest instanceof Date
+            ? oldest
+            : oldest === null || oldest === undefined
+              ? null
+              : new Date(String(oldest));
+        return groupCountsOf(row, query.cap, oldestDueAt);
       });
       return { groups, inWorkScope: "database" };
     },

@@ -7,8 +7,6 @@
  * @module
  */
 import type {
-  CappedCount,
-  GroupCounts,
   InWorkHolder,
   InWorkQuery,
   InWorkRow,
@@ -18,6 +16,7 @@ import type {
   TableCounts,
   TableDefinition,
 } from "@rowclaim/core";
+import { groupCountsOf } from "@rowclaim/core";
 import type { SqliteDatabase } from "./database.js";
 import { heldKeys } from "./keys.js";
 import { normalizeError } from "./normalize-error.js";
@@ -90,21 +89,9 @@ export function sqliteStatusReader(db: SqliteDatabase): QueueStatusReader {
         values.inWork = JSON.stringify(found.rows.map((row) => row.id));
         inWorkCapped = found.capped;
       }
-      const capped = (value: unknown, more = false): CappedCount => {
-        const count = Number(value ?? 0);
-        return count > cap ? { count: cap, capped: true } : { count, capped: more };
-      };
-      const groups = all(table, statusCountSql(table), values).map((row): GroupCounts => {
+      const groups = all(table, statusCountSql(table), values).map((row) => {
         const oldest = row.oldest_due_at;
-        return {
-          group: row.grp === null || row.grp === undefined ? null : String(row.grp),
-          due: capped(row.due),
-          delayed: capped(row.delayed),
-          inWork: capped(row.in_work, inWorkCapped),
-          dead: capped(row.dead),
-          processed: capped(row.processed),
-          oldestDueAt: typeof oldest === "number" ? new Date(oldest) : null,
-        };
+        return groupCountsOf(row, cap, typeof oldest === "number" ? new Date(oldest) : null, inWorkCapped);
       });
       return table.form === "advisory"
         ? { groups, inWorkScope: "process", inWorkLimit: ADVISORY_LIMIT }
