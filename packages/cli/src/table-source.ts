@@ -68,6 +68,14 @@ export function urlFor(flags: ParsedFlags, source: TableSource, command: string)
   return url;
 }
 
+/** The `--url` flag beside `--config`, shared by the commands that read tables. */
+export const urlFlag = Object.freeze({
+  type: "string",
+  value: "URL",
+  defaultText: "the config's url",
+  description: "The database: postgres://…, mysql://…, sqlite:FILE or a file path.",
+} as const);
+
 /** The `--config` flag, shared by the commands that read tables. */
 export const configFlag = Object.freeze({
   type: "string",

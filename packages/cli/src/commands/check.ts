@@ -10,7 +10,7 @@ import { openAdminConnection } from "../admin-connection.js";
 import { type Command, EXIT_FAILED, EXIT_OK } from "../command.js";
 import { schemaDriver } from "../connect.js";
 import { checkTable, describeProblem } from "../table-check.js";
-import { configFlag, tablesFor, urlFor } from "../table-source.js";
+import { configFlag, tablesFor, urlFlag, urlFor } from "../table-source.js";
 import { describeTarget, parseTarget } from "../target.js";
 import { tableFromFlags, tableShapeFlags } from "./schema.js";
 
@@ -27,12 +27,7 @@ export const checkCommand: Command = {
       "schema --apply` runs them). Read-only.",
     ],
     flags: {
-      url: {
-        type: "string",
-        value: "URL",
-        defaultText: "the config's url",
-        description: "The database: postgres://…, mysql://…, sqlite:FILE or a file path.",
-      },
+      url: urlFlag,
       config: configFlag,
       ...tableShapeFlags,
     },

@@ -10,7 +10,7 @@ import { booleanFlag, integerFlag, listFlag, stringFlag, UsageError } from "../a
 import { type Command, EXIT_OK } from "../command.js";
 import { findConfig, loadConfig, pickTables } from "../config.js";
 import { createDriver } from "../connect.js";
-import { configFlag } from "../table-source.js";
+import { configFlag, urlFlag } from "../table-source.js";
 import { parseTarget } from "../target.js";
 
 /** The environment variable that holds the dashboard user's password. */
@@ -40,12 +40,7 @@ export const dashboardCommand: Command = {
       "that user read-only. Listens on 127.0.0.1 unless --host says otherwise. Needs @rowclaim/dashboard.",
     ],
     flags: {
-      url: {
-        type: "string",
-        value: "URL",
-        defaultText: "the config's url",
-        description: "The database: postgres://…, mysql://…, sqlite:FILE or a file path.",
-      },
+      url: urlFlag,
       config: configFlag,
       table: {
         type: "string",

@@ -10,7 +10,7 @@ import { createBroker, type PauseOptions, silentLogger, type TableDefinition } f
 import { stringFlag, UsageError } from "../args.js";
 import { type Command, EXIT_OK } from "../command.js";
 import { createDriver } from "../connect.js";
-import { configFlag, tablesFor, urlFor } from "../table-source.js";
+import { configFlag, tablesFor, urlFlag, urlFor } from "../table-source.js";
 import { describeTarget, parseTarget } from "../target.js";
 import { tableFromFlags } from "./schema.js";
 
@@ -31,12 +31,7 @@ function controlCommand(verb: "pause" | "resume"): Command {
         "With a config module (--config, or rowclaim.config.mjs here) --table names one of its tables.",
       ],
       flags: {
-        url: {
-          type: "string",
-          value: "URL",
-          defaultText: "the config's url",
-          description: "The database: postgres://…, mysql://…, sqlite:FILE or a file path.",
-        },
+        url: urlFlag,
         config: configFlag,
         table: { type: "string", value: "NAME", description: "The table (required)." },
         group: {

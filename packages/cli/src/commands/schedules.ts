@@ -12,7 +12,7 @@ import { type Command, EXIT_FAILED, EXIT_OK } from "../command.js";
 import { findConfig, loadConfig, pickTables } from "../config.js";
 import { createDriver } from "../connect.js";
 import { type DeclaredSchedule, loadScheduleDeclarations } from "../schedule-config.js";
-import { configFlag } from "../table-source.js";
+import { configFlag, urlFlag } from "../table-source.js";
 import { parseTarget } from "../target.js";
 import { formatTextTable } from "../text-table.js";
 
@@ -30,12 +30,7 @@ export const schedulesCommand: Command = {
       "(or renamed) in code.",
     ],
     flags: {
-      url: {
-        type: "string",
-        value: "URL",
-        defaultText: "the config's url",
-        description: "The database: postgres://…, mysql://…, sqlite:FILE or a file path.",
-      },
+      url: urlFlag,
       config: configFlag,
       table: {
         type: "string",

@@ -22,7 +22,7 @@ import { type Command, EXIT_FAILED, EXIT_OK } from "../command.js";
 import { findConfig, loadConfig, pickTables } from "../config.js";
 import { createDriver } from "../connect.js";
 import { describeLiveTable, liveColumns, type RenamedRole, TableNotFoundError } from "../status-table.js";
-import { configFlag } from "../table-source.js";
+import { configFlag, urlFlag } from "../table-source.js";
 import { formNames } from "../tables.js";
 import { parseTarget } from "../target.js";
 import { formatSeconds, formatTextTable } from "../text-table.js";
@@ -60,12 +60,7 @@ export const statusCommand: Command = {
       "--*-column flags, and the form is lease where the table has locked_until (else --form).",
     ],
     flags: {
-      url: {
-        type: "string",
-        value: "URL",
-        defaultText: "the config's url",
-        description: "The database: postgres://…, mysql://…, sqlite:FILE or a file path.",
-      },
+      url: urlFlag,
       config: configFlag,
       table: {
         type: "string",
