@@ -16,7 +16,7 @@ export default defineConfig({
     coverage: {
       provider: "v8",
       allowExternal: true,
-      include: [`${coreSource}subscription.ts`, `${coreSource}*-runtime.ts`],
+      include: [`${coreSource}subscription*.ts`, `${coreSource}*-runtime.ts`],
       reporter: ["text"],
     },
   },
