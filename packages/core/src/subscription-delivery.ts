@@ -191,13 +191,11 @@ export class DeliveryRunner<P, H> {
         const delivery = this.#delivery(run, payload as P, deadline);
         run.handlerStart = performance.now();
         try {
-          const call = (): ReturnType<Handler<P, H>> =>
-            run.scope === undefined ? this.#handler(delivery) : run.scope.run(() => this.#handler(delivery));
           let result: Awaited<ReturnType<Handler<P, H>>>;
           if (deadline === undefined) {
-            result = await call();
+            result = await this.#call(delivery, run.scope);
           } else {
-            const ran = await runWithin(call, deadline).finally(() => deadline.clear());
+            const ran = await this.#callWithin(delivery, run.scope, deadline);
             if ("expired" in ran) {
               await this.#expired(run, ran.expired);
               return;
@@ -324,6 +322,29 @@ export class DeliveryRunner<P, H> {
       settle: (outcome) => this.#settleBy(run, outcome),
       transaction: (body) => this.#transaction(run, body),
     };
+  }
+
+  /**
+   * Calls the handler (inside the delivery's span, where there is one). No closure is made for
+   * the common call, without instrumentation: `deliver` itself makes none, per delivery.
+   */
+  #call(delivery: Delivery<P, H>, scope: DeliveryScope | undefined): ReturnType<Handler<P, H>> {
+    return scope === undefined ? this.#handler(delivery) : this.#callInScope(delivery, scope);
+  }
+
+  #callInScope(delivery: Delivery<P, H>, scope: DeliveryScope): ReturnType<Handler<P, H>> {
+    return scope.run(() => this.#handler(delivery));
+  }
+
+  /** Calls the handler until it settles or `deadline` expires (see `runWithin`); clears the deadline's timers then. */
+  #callWithin(
+    delivery: Delivery<P, H>,
+    scope: DeliveryScope | undefined,
+    deadline: HandlerDeadline,
+  ): Promise<
+    { readonly value: Awaited<ReturnType<Handler<P, H>>> } | { readonly expired: HandlerTimeoutError }
+  > {
+    return runWithin(() => this.#call(delivery, scope), deadline).finally(() => deadline.clear());
   }
 
   /** How long the handler ran: fixed by the first call after it returned or settled the row. */

@@ -12,6 +12,7 @@ import {
   drop,
   InvalidArgumentError,
   LeaseLostError,
+  type Outcome,
   retry,
   retryAfter,
 } from "../src/index.js";
@@ -173,7 +174,7 @@ describe("a settlement moves one counter and may free rows for the next claim", 
 });
 
 describe("a failed settlement is remembered for the row's next claim where nothing of it landed", () => {
-  const failed = (error: unknown, outcome = ack(), transactional = false) => ({
+  const failed = (error: unknown, outcome: Outcome = ack(), transactional = false) => ({
     outcome,
     error,
     transactional,
