@@ -6,17 +6,17 @@
  * The loop is a state machine; every transition names the state it leaves and the one it
  * enters, and the type of {@link CLAIM_TRANSITIONS} refuses any other at compile time:
  *
- * | state          | what the loop does                                           | leaves for                                    |
- * | -------------- | ------------------------------------------------------------ | --------------------------------------------- |
- * | `ready`        | reads the room (rows held, claims in flight)                 | `yielding` (ran 10 ms), `awaitingRoom` (no room), `claiming`, `ready` (a claim ran ahead), `draining` (stopped) |
- * | `yielding`     | gives the event loop a turn                                  | `ready`, `draining`                           |
- * | `awaitingRoom` | waits for a finished delivery or claim (no timer)            | `ready`                                       |
- * | `claiming`     | waits for its claim                                          | `ready` (rows found, or claims ahead run), `idle`, `gated`, `backingOff`, `draining` |
- * | `idle`         | the claim found nothing: waits for a wake or the poll        | `ready`                                       |
- * | `gated`        | paused, or the rate window used up: waits for a wake, the poll or the window's end | `ready`                 |
- * | `backingOff`   | the claim failed: waits out the poll interval (a wake before the failure does not count) | `ready`           |
- * | `draining`     | stopped: waits for the claims ahead                          | `closed`                                      |
- * | `closed`       | the rows claimed ahead were given back, the deliveries settled or were given up | —                          |
+ * | state          | what the loop does                                                     | leaves for |
+ * | -------------- | ---------------------------------------------------------------------- | ---------- |
+ * | `ready`        | reads the room left by held rows and claims in flight                  | `yielding` (it ran 10 ms), `awaitingRoom` (no room), `claiming`, `ready` (a claim ran ahead), `draining` (stopped) |
+ * | `yielding`     | gives the event loop a turn                                            | `ready`, `draining` |
+ * | `awaitingRoom` | waits, with no timer, for a delivery or a claim ahead to end           | `ready` |
+ * | `claiming`     | waits for its claim                                                    | `ready` (rows found, or claims ahead still run), `idle`, `gated`, `backingOff`, `draining` |
+ * | `idle`         | the claim found nothing: waits for a wake or the poll interval         | `ready` |
+ * | `gated`        | paused, or the rate window used up: waits for a wake, the poll interval or the window's end | `ready` |
+ * | `backingOff`   | the claim failed: waits out the poll interval (a wake during the failed claim does not cut it short) | `ready` |
+ * | `draining`     | stopped: waits for the claims ahead, gives back the rows claimed ahead, waits (up to the stop's timeout) for the deliveries and gives up the rest | `closed` |
+ * | `closed`       | nothing runs                                                           | — |
  *
  * What wakes `idle` and `gated`: a publish in this process, a settlement that frees rows, the
  * due time of a row this subscription retried (`due-wake.ts`), a control change, `idle()`,
@@ -30,7 +30,7 @@ import type { DueWake } from "./due-wake.js";
 import { ClosedError, LeaseLostError } from "./errors.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import type { Logger } from "./logger.js";
-import type { SubscriptionObserver } from "./subscription-delivery.js";
+import type { DeliveryShared, SubscriptionObserver } from "./subscription-delivery.js";
 import type { Subscription, SubscriptionStats } from "./subscription-handle.js";
 import type { ClaimFormName, TableDefinition } from "./table.js";
 import { WakeSignal } from "./wake.js";
@@ -79,9 +79,13 @@ export interface DeliveryStarter {
 
 /** The settings of a subscription its claim loop reads. */
 export interface ClaimSettings {
+  /** How many deliveries run at once (`workers`). */
   readonly workers: number;
+  /** The most rows one claim takes (`batch`). */
   readonly batch: number;
+  /** How many rows more are claimed ahead, waiting for a worker (`prefetch`). */
   readonly prefetch: number;
+  /** How long an idle loop sleeps between claims without a wake, in milliseconds (`pollInterval`). */
   readonly pollInterval: number;
 }
 
@@ -204,11 +208,9 @@ export class ClaimScheduler {
     observer: SubscriptionObserver;
     gate: ClaimGate | undefined;
     /** The rows in work, the claim loop's wake and due-time wake, shared with the deliveries. */
-    inWork: Set<HeldRow>;
-    signal: WakeSignal;
-    dueWake: DueWake;
-    /** Aborted by {@link ClaimScheduler.close}. */
-    stopped: AbortController;
+    shared: DeliveryShared;
+    /** Aborts `shared.stopped`: {@link ClaimScheduler.close} does. */
+    stop: AbortController;
   }) {
     this.#table = args.table;
     this.#subscription = args.subscription;
@@ -219,10 +221,10 @@ export class ClaimScheduler {
     this.#logger = args.logger;
     this.#observer = args.observer;
     this.#gate = args.gate;
-    this.#inWork = args.inWork;
-    this.#signal = args.signal;
-    this.#dueWake = args.dueWake;
-    this.#stopped = args.stopped;
+    this.#inWork = args.shared.inWork;
+    this.#signal = args.shared.signal;
+    this.#dueWake = args.shared.dueWake;
+    this.#stopped = args.stop;
     this.#capacity = args.settings.workers + args.settings.prefetch;
     this.#mostPerClaim = mostPerClaim(args.table.form, args.settings);
   }

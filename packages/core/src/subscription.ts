@@ -7,40 +7,29 @@
  * @module
  */
 import { AdvisoryRuntime } from "./advisory-runtime.js";
-import type { BackoffOptions } from "./backoff.js";
 import type { ClaimGate, RateLimitSettings } from "./claim-gate.js";
 import type { Handler } from "./delivery.js";
 import { DueWake } from "./due-wake.js";
 import type { Claimer } from "./forms.js";
-import type { HandlerTimeoutSettings } from "./handler-timeout.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LeaseRuntime, type LeaseRuntimeOptions } from "./lease-runtime.js";
 import type { Logger } from "./logger.js";
 import { RowLockRuntime } from "./row-lock-runtime.js";
 import type { Headers } from "./rows.js";
-import { DeliveryRunner, type SubscriptionObserver } from "./subscription-delivery.js";
+import { DeliveryRunner, type DeliverySettings, type SubscriptionObserver } from "./subscription-delivery.js";
 import type { Subscription, SubscriptionStats } from "./subscription-handle.js";
-import { ClaimScheduler } from "./subscription-scheduler.js";
-import type { DeadLetterTarget, TableDefinition } from "./table.js";
+import { ClaimScheduler, type ClaimSettings } from "./subscription-scheduler.js";
+import type { TableDefinition } from "./table.js";
 import { WakeSignal } from "./wake.js";
 
 export type { Subscription, SubscriptionObserver, SubscriptionStats };
 
-/** The resolved settings of one subscription. */
-export interface SubscriptionSettings {
+/** The resolved settings of one subscription: those of its claim loop, those of its deliveries, and these. */
+export interface SubscriptionSettings extends ClaimSettings, DeliverySettings {
   readonly group: string | null;
-  readonly workers: number;
-  readonly batch: number;
-  readonly prefetch: number;
-  readonly pollInterval: number;
-  readonly maxAttempts: number | undefined;
-  readonly deadLetter: DeadLetterTarget | undefined;
-  readonly backoff: BackoffOptions;
   readonly extendLeases: boolean;
   /** The subscription's rate limit (`rateLimit`), if any. */
   readonly rateLimit: RateLimitSettings | undefined;
-  /** The handler timeout and its grace (`timeout`, `timeoutGrace`), if any. */
-  readonly timeout: HandlerTimeoutSettings | undefined;
 }
 
 /** @internal the broker's implementation of {@link Subscription}. */
@@ -90,14 +79,15 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     this.#runtime = SubscriptionRunner.#formRuntime(args);
     const signal = new WakeSignal();
     const dueWake = new DueWake(() => signal.wake(), now);
-    const stopped = new AbortController();
+    const stop = new AbortController();
+    const shared = { inWork: this.#inWork, signal, dueWake, stopped: stop.signal };
     const common = { table: args.table, subscription: this, stats: this.stats, logger: args.logger };
     const deliveries = new DeliveryRunner<P, H>({
       ...common,
       handler: args.handler,
       settings: args.settings,
       observer: args.observer,
-      shared: { inWork: this.#inWork, signal, dueWake, stopped: stopped.signal },
+      shared,
       now,
     });
     this.#scheduler = new ClaimScheduler({
@@ -107,10 +97,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       settings: args.settings,
       observer: args.observer,
       gate: args.gate,
-      inWork: this.#inWork,
-      signal,
-      dueWake,
-      stopped,
+      shared,
+      stop,
     });
   }
 
