@@ -417,16 +417,6 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     let full = false;
     let ranSince = performance.now();
     while (this.#running) {
-      // A driver that answers synchronously (SQLite) and handlers that do too make the whole
-      // loop one chain of promise jobs, in which no timer runs (lease extension, the close
-      // timeout, the user's own): give the event loop a turn every few milliseconds.
-      if (performance.now() - ranSince > YIELD_EVERY_MS) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        ranSince = performance.now();
-        // A stop during that turn woke the signal before this claim read its generation: its
-        // wait would not see that wake, and would sleep out the poll interval.
-        if (!this.#running) break;
-      }
       // Room: rows whose handlers have not sent their settlement (running or waiting) stay
       // within `workers + prefetch`. A row whose settlement is in flight leaves room at once, so
       // the next claim starts without waiting for the settlement's commit (beside it, or carrying
@@ -446,6 +436,17 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       const claiming = this.#claimOnce(limit).finally(() => {
         reserved -= limit;
       });
+      // A driver that answers synchronously (SQLite) and handlers that do too make the whole
+      // loop one chain of promise jobs, in which no timer runs (lease extension, the close
+      // timeout, the user's own): give the event loop a turn every few milliseconds. The turn
+      // comes once this claim has started, never before it: the claim takes the acks waiting
+      // now (before any turn), where a turn first would send them alone at its start, and then
+      // the claim alone, two commits where one does (every ack of a handler that ran longer
+      // than the interval, as one that awaits I/O). A stop during the turn is seen below.
+      if (performance.now() - ranSince > YIELD_EVERY_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        ranSince = performance.now();
+      }
       if (full && (limit < free || limit === mostPerClaim)) {
         // A busy queue, and nothing to gain by waiting for this claim: slots it does not fill (a
         // batch smaller than the free workers, as the row lock form's default 1) get a claim
