@@ -312,21 +312,6 @@ export class ClaimScheduler {
     const most = this.#mostPerClaim;
     let ranSince = performance.now();
     while (this.#open) {
-      // A driver that answers synchronously (SQLite) and handlers that do too make the whole
-      // loop one chain of promise jobs, in which no timer runs (lease extension, the close
-      // timeout, the user's own): give the event loop a turn every few milliseconds.
-      if (performance.now() - ranSince > YIELD_EVERY_MS) {
-        this.#to("ready", "yielding");
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        ranSince = performance.now();
-        // A stop during that turn woke the signal before this claim read its generation: its
-        // wait would not see that wake, and would sleep out the poll interval.
-        if (!this.#open) {
-          this.#to("yielding", "draining");
-          break;
-        }
-        this.#to("yielding", "ready");
-      }
       const room = claimRoom(this.#capacity, this.#busy, this.#waiting.length, this.held, this.#reserved);
       if (room <= 0) {
         // Every finished delivery, finished claim and stop wakes this wait: no timer to arm and clear.
@@ -341,6 +326,18 @@ export class ClaimScheduler {
       const claiming = this.#claimOnce(limit).finally(() => {
         this.#reserved -= limit;
       });
+      // A driver that answers synchronously (SQLite) and handlers that do too make the whole
+      // loop one chain of promise jobs, in which no timer runs (lease extension, the close
+      // timeout, the user's own): give the event loop a turn every few milliseconds. The turn
+      // comes once this claim has started, never before it: the claim takes the acks waiting
+      // now, where a turn first would send them alone at its start and then the claim alone,
+      // two commits where one does. A stop during the turn is seen below.
+      if (performance.now() - ranSince > YIELD_EVERY_MS) {
+        this.#to("ready", "yielding");
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        ranSince = performance.now();
+        this.#to("yielding", "ready");
+      }
       if (claimsAhead(this.#full, limit, room, most)) {
         // Claims in flight stay within the room: each reserves its limit.
         const running: Promise<void> = claiming.then((found) => {
