@@ -29,6 +29,7 @@ export {
   memoryCapabilities,
 } from "./driver.js";
 export { MemoryLeaseClaimer, type MemoryLeaseToken } from "./lease.js";
+export type { MemoryOptionalMethod } from "./optional.js";
 export { MemoryConnection, MemoryPool } from "./pool.js";
 export {
   DEFAULT_ISOLATION,
@@ -39,6 +40,7 @@ export {
 export { memoryLedgerSchemaSql } from "./schedule-ledger.js";
 export { quoteIdentifier, schemaSql } from "./schema.js";
 export { executeSql } from "./statements.js";
+export { MemoryTransactionClient } from "./transaction-client.js";
 export {
   type HeldMemoryLock,
   type MemoryColumn,
