@@ -30,7 +30,7 @@ export const START = new Date("2030-01-01T00:00:00Z");
 
 /** One log line the broker wrote. */
 export interface Logged {
-  readonly level: "error" | "warn";
+  readonly level: "error" | "warn" | "debug";
   readonly message: string;
   readonly err: unknown;
 }
@@ -45,7 +45,7 @@ export interface SetUp {
   readonly calls: MemoryCall[];
   /** How many calls of `method` the driver made. */
   count(method: string): number;
-  /** What the brokers made by {@link SetUp.broker} logged. */
+  /** What the brokers made by {@link SetUp.broker} logged (debug traces too). */
   readonly logged: Logged[];
   /** A broker on `driver` (default: the memory driver), on the test's clock, logging into `logged`. */
   broker(options?: Partial<BrokerOptions>, driver?: Driver): Broker;
@@ -80,7 +80,7 @@ export function setUp(description: TableDescription, options: MemoryDriverOption
         driver: on,
         clock: clock.asFunction,
         clockSkew: false,
-        logger: { error: log("error"), warn: log("warn") },
+        logger: { error: log("error"), warn: log("warn"), debug: log("debug") },
         ...brokerOptions,
       }),
     rows: () => database.rows(table),

@@ -615,8 +615,13 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
         handlerElapsed();
       } catch (error) {
         transacting = false;
-        if (watched.failed() || BrokerError.is(error, "INVALID_ARGUMENT")) {
-          // The body's writes were rolled back and the row is still held: the handler may settle it.
+        if (
+          watched.failed() ||
+          BrokerError.is(error, "INVALID_ARGUMENT") ||
+          BrokerError.is(error, "UNSUPPORTED_FORM")
+        ) {
+          // The body's writes were rolled back (or, on a driver without transactional handlers,
+          // never ran) and the row is still held: the handler may settle it.
           settled = false;
           // A body cut off because the delivery was given up or its lease lost: say so.
           const reason: unknown = hold.signal.aborted ? hold.signal.reason : undefined;
