@@ -15,7 +15,13 @@
  *
  * @module
  */
-import { type Claimer, type Driver, defineTable, type OpenOptions, type TableDefinition } from "@rowclaim/core";
+import {
+  type Claimer,
+  type Driver,
+  defineTable,
+  type OpenOptions,
+  type TableDefinition,
+} from "@rowclaim/core";
 import { afterAll } from "vitest";
 import type { ConformanceHarness } from "./harness.js";
 import { type CollectedTest, collectConformanceTests } from "./registry.js";

@@ -1,9 +1,9 @@
 // Core's advisory lock runtime on the in-memory reference driver: acks carried with the next
 // claim (claimWithAcks) or sent alone, counted from the driver's calls.
-import { type AdvisoryClaimer, ack, BrokerError, type TableDescription } from "@rowclaim/core";
+import { ack, BrokerError, type TableDescription } from "@rowclaim/core";
 import { drainTable } from "@rowclaim/core/testing";
 import { describe, expect, it } from "vitest";
-import type { MemoryAdvisoryToken, MemoryOptionalMethod } from "../src/memory/index.js";
+import type { MemoryAdvisoryClaimer, MemoryOptionalMethod } from "../src/memory/index.js";
 import { waitFor } from "../src/wait.js";
 import { replacingClaimerMethod, setUp } from "./memory-setup.js";
 
@@ -12,7 +12,7 @@ const advisory = (name: string): TableDescription => ({
   columns: { id: "id", payload: "payload", attempt: "attempt" },
   advisoryLock: "{id}",
 });
-type Claimer = AdvisoryClaimer<MemoryAdvisoryToken>;
+type Claimer = MemoryAdvisoryClaimer;
 
 describe("advisory acks on a driver without claimWithAcks", () => {
   it("go one settle() each", async () => {
@@ -62,7 +62,7 @@ describe("an advisory claim carrying acks that fails", () => {
     const t = setUp(advisory("carry_failed"));
     let failures = 1;
     const driver = replacingClaimerMethod<Claimer>(t.driver, "claimWithAcks", (claimer) => {
-      return async (...args: Parameters<NonNullable<Claimer["claimWithAcks"]>>) => {
+      return async (...args: Parameters<Claimer["claimWithAcks"]>) => {
         if (failures-- > 0) throw new BrokerError("CONNECTION_LOST", "the carrying claim failed");
         return claimer.claimWithAcks(...args);
       };

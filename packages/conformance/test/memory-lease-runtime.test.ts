@@ -5,7 +5,7 @@ import { ack, BrokerError, type LeaseClaimer, retryAfter, type TableDescription 
 import { drainTable } from "@rowclaim/core/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { waitFor } from "../src/wait.js";
-import { deferred, replacingClaimerMethod, START, type SetUp, setUp } from "./memory-setup.js";
+import { changeRows, deferred, replacingClaimerMethod, type SetUp, START, setUp } from "./memory-setup.js";
 
 const lease = (name: string, more: Partial<TableDescription["columns"]> = {}): TableDescription => ({
   name,
@@ -15,9 +15,9 @@ const lease = (name: string, more: Partial<TableDescription["columns"]> = {}): T
 
 /** Another process took row `id`'s lease behind the broker's back: the row holds another token now. */
 function takeLease(t: SetUp, id: number): void {
-  for (const row of t.database.tableOf(t.table)?.rows.values() ?? []) {
-    if (row.id === id) row.locked_until = new Date(START.getTime() + 3_600_000);
-  }
+  changeRows(t, (row) =>
+    row.id === id ? { locked_until: new Date(START.getTime() + 3_600_000) } : undefined,
+  );
 }
 
 afterEach(() => {
@@ -32,7 +32,10 @@ describe("lease acks on a driver without settleMany and claimWithAcks", () => {
     await broker.subscribe(t.table, () => ack(), { workers: 3 });
     await drainTable(broker, t.table);
     await broker.close();
-    expect({ settle: t.count("settle"), settleMany: t.count("settleMany") }).toEqual({ settle: 3, settleMany: 0 });
+    expect({ settle: t.count("settle"), settleMany: t.count("settleMany") }).toEqual({
+      settle: 3,
+      settleMany: 0,
+    });
   });
 });
 
@@ -61,7 +64,10 @@ describe("lease acks on a driver with settleMany but no claimWithAcks", () => {
     const { t, broker } = await threeAcksAtOnce("many");
     await waitFor("every row processed", () => t.rows().every((row) => row.processed_at !== null));
     await broker.close();
-    expect({ settle: t.count("settle"), settleMany: t.count("settleMany") }).toEqual({ settle: 1, settleMany: 1 });
+    expect({ settle: t.count("settle"), settleMany: t.count("settleMany") }).toEqual({
+      settle: 1,
+      settleMany: 1,
+    });
   });
 
   it("fail with LEASE_LOST only the ack whose row holds another token; settleMany settles the others", async () => {

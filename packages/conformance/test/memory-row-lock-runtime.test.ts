@@ -1,26 +1,30 @@
 // Core's row lock runtime on the in-memory reference driver: how a batch ends when the
 // claimer's batch end, commit or rollback fails, each failure planted in one claimer method.
-import { ack, BrokerError, type RowLockClaimer, retry } from "@rowclaim/core";
+import { ack, BrokerError, retry } from "@rowclaim/core";
 import { drainTable } from "@rowclaim/core/testing";
 import { describe, expect, it } from "vitest";
-import type { MemoryRowLockToken } from "../src/memory/index.js";
+import type { MemoryRowLockClaimer } from "../src/memory/index.js";
 import { waitFor } from "../src/wait.js";
 import { replacingClaimerMethod, setUp } from "./memory-setup.js";
 
 const table = (name: string) => ({ name, columns: { id: "id", payload: "payload", attempt: "attempt" } });
-type Claimer = RowLockClaimer<MemoryRowLockToken>;
+type Claimer = MemoryRowLockClaimer;
 
 describe("a row lock batch whose end carries the next claim (endBatchWithClaim)", () => {
   it("whose claim part failed: the runtime claims again on its own, and every row is acked", async () => {
     const t = setUp(table("carry_claim_failed"));
     let failures = 1;
     const driver = replacingClaimerMethod<Claimer>(t.driver, "endBatchWithClaim", (claimer) => {
-      return async (...args: Parameters<NonNullable<Claimer["endBatchWithClaim"]>>) => {
+      return async (...args: Parameters<Claimer["endBatchWithClaim"]>) => {
         const result = await claimer.endBatchWithClaim(...args);
         if (failures-- <= 0) return result;
         // The claim's transaction is given up, and reported as the claim's error.
-        if (result.claimed !== null && !("error" in result.claimed)) await claimer.release(result.claimed.token);
-        return { ended: result.ended, claimed: { error: new BrokerError("CONNECTION_LOST", "the claim failed") } };
+        if (result.claimed !== null && !("error" in result.claimed))
+          await claimer.release(result.claimed.token);
+        return {
+          ended: result.ended,
+          claimed: { error: new BrokerError("CONNECTION_LOST", "the claim failed") },
+        };
       };
     });
     const broker = t.broker({}, driver);
@@ -37,7 +41,7 @@ describe("a row lock batch whose end carries the next claim (endBatchWithClaim)"
     const t = setUp(table("carry_threw"));
     let failures = 1;
     const driver = replacingClaimerMethod<Claimer>(t.driver, "endBatchWithClaim", (claimer) => {
-      return async (...args: Parameters<NonNullable<Claimer["endBatchWithClaim"]>>) => {
+      return async (...args: Parameters<Claimer["endBatchWithClaim"]>) => {
         if (failures-- <= 0) return claimer.endBatchWithClaim(...args);
         await claimer.release(args[0]);
         throw new BrokerError("CONNECTION_LOST", "the batch's end failed");
@@ -72,7 +76,9 @@ describe("a row lock batch without acks", () => {
     await broker.subscribe(t.table, () => (runs++ === 0 ? retry() : ack()), { pollInterval: 20 });
     await drainTable(broker, t.table);
     await broker.close();
-    expect(t.logged.filter((entry) => entry.message.includes("committing a row lock batch failed"))).toHaveLength(1);
+    expect(
+      t.logged.filter((entry) => entry.message.includes("committing a row lock batch failed")),
+    ).toHaveLength(1);
     expect(runs).toBe(2);
   });
 });

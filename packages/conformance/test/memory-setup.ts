@@ -87,6 +87,18 @@ export function setUp(description: TableDescription, options: MemoryDriverOption
   };
 }
 
+/** Changes, behind the broker's back, every stored row of `t`'s table that `change` returns changes for. */
+export function changeRows(
+  t: SetUp,
+  change: (row: Readonly<Record<string, unknown>>) => Record<string, unknown> | undefined,
+): void {
+  const rows = t.database.tableOf(t.table)?.rows;
+  for (const [key, row] of rows ?? []) {
+    const changes = change(row);
+    if (changes !== undefined) rows?.set(key, { ...row, ...changes });
+  }
+}
+
 /** `driver` with one method of every claimer it opens replaced by what `replace` returns for it. */
 export function replacingClaimerMethod<C extends Claimer>(
   driver: Driver,

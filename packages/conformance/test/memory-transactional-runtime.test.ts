@@ -12,7 +12,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { executeSql, type MemoryTransactionClient } from "../src/memory/index.js";
 import { waitFor } from "../src/wait.js";
-import { deferred, type SetUp, setUp } from "./memory-setup.js";
+import { changeRows, deferred, type SetUp, setUp } from "./memory-setup.js";
 
 const forms: readonly ClaimFormName[] = ["rowLock", "lease", "advisory"];
 
@@ -39,7 +39,15 @@ async function withSide(
   const t = setUp({ ...base, columns: { ...base.columns, ...more } }, options);
   const side = defineTable({ name: `${name}_side`, columns: { id: "id", payload: "payload" } });
   executeSql(t.database, t.driver.schemaSql(side));
-  await t.driver.publish(side, [{ payload: "a" }, { payload: "b" }], {});
+  const row = { group: null, runAt: null, priority: null, headers: null, values: {} } as const;
+  await t.driver.publish(
+    side,
+    [
+      { ...row, payload: '"a"' },
+      { ...row, payload: '"b"' },
+    ],
+    {},
+  );
   return { t, side: () => t.database.rows(side).map((row) => row.id) };
 }
 
@@ -55,8 +63,8 @@ describe.each(forms)("a transactional handler in the %s form", (form) => {
   it("commits its body's statements together with its ack", async () => {
     const { t, side } = await withSide(form, `tx_commit_${form}`);
     const { broker } = await runOne(t, async (delivery) => {
-      await delivery.transaction((client: MemoryTransactionClient) => {
-        client.execute(`DELETE FROM tx_commit_${form}_side WHERE id = 1`);
+      await delivery.transaction((client) => {
+        (client as MemoryTransactionClient).execute(`DELETE FROM tx_commit_${form}_side WHERE id = 1`);
         return ack();
       });
       return undefined;
@@ -71,8 +79,8 @@ describe.each(forms)("a transactional handler in the %s form", (form) => {
     let caught: unknown;
     const { broker } = await runOne(t, async (delivery) => {
       try {
-        await delivery.transaction((client: MemoryTransactionClient) => {
-          client.execute(`DELETE FROM tx_throw_${form}_side WHERE id = 1`);
+        await delivery.transaction((client) => {
+          (client as MemoryTransactionClient).execute(`DELETE FROM tx_throw_${form}_side WHERE id = 1`);
           throw new Error("the body failed");
         });
       } catch (error) {
@@ -133,8 +141,8 @@ describe("a transactional handler whose settlement fails", () => {
       async (delivery) => {
         if (failures.length > 0) return ack();
         await delivery
-          .transaction((client: MemoryTransactionClient) => {
-            client.execute("DELETE FROM tx_refused_side WHERE id = 1");
+          .transaction((client) => {
+            (client as MemoryTransactionClient).execute("DELETE FROM tx_refused_side WHERE id = 1");
             return ack();
           })
           .catch((error: unknown) => {
@@ -160,8 +168,8 @@ describe("a transactional handler whose settlement fails", () => {
     const lost: unknown[] = [];
     const { broker, subscription } = await runOne(t, async (delivery) => {
       await delivery
-        .transaction(async (client: MemoryTransactionClient) => {
-          client.execute("DELETE FROM tx_lost_side WHERE id = 1");
+        .transaction(async (client) => {
+          (client as MemoryTransactionClient).execute("DELETE FROM tx_lost_side WHERE id = 1");
           await gate.promise;
           return ack();
         })
@@ -169,9 +177,7 @@ describe("a transactional handler whose settlement fails", () => {
       return undefined;
     });
     await waitFor("the body running", () => subscription.inWork === 1);
-    for (const row of t.database.tableOf(t.table)?.rows.values() ?? []) {
-      row.locked_until = new Date(Date.UTC(2031, 0, 1));
-    }
+    changeRows(t, () => ({ locked_until: new Date(Date.UTC(2031, 0, 1)) }));
     gate.resolve();
     await waitFor("the lost transaction", () => lost.length === 1);
     await broker.close();

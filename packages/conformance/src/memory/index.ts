@@ -40,7 +40,6 @@ export {
 export { memoryLedgerSchemaSql } from "./schedule-ledger.js";
 export { quoteIdentifier, schemaSql } from "./schema.js";
 export { executeSql } from "./statements.js";
-export { MemoryTransactionClient } from "./transaction-client.js";
 export {
   type HeldMemoryLock,
   type MemoryColumn,
@@ -48,3 +47,4 @@ export {
   type MemoryRow,
   MemoryTable,
 } from "./store.js";
+export { MemoryTransactionClient } from "./transaction-client.js";

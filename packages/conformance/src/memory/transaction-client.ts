@@ -27,7 +27,9 @@ export class MemoryTransactionClient {
    */
   execute(sql: string): void {
     if (this.#signal?.aborted === true) {
-      throw new ClosedError("memory database: this transaction's session was ended; the statement did not run.");
+      throw new ClosedError(
+        "memory database: this transaction's session was ended; the statement did not run.",
+      );
     }
     this.#statements.push(sql);
   }
