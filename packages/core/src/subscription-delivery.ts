@@ -476,7 +476,11 @@ export class DeliveryRunner<P, H> {
       this.#handlerElapsed(run);
     } catch (error) {
       run.transacting = false;
-      if (watched.failed() || BrokerError.is(error, "INVALID_ARGUMENT")) {
+      if (
+        watched.failed() ||
+        BrokerError.is(error, "INVALID_ARGUMENT") ||
+        BrokerError.is(error, "UNSUPPORTED_FORM")
+      ) {
         // The body's writes were rolled back and the row is still held: the handler may settle it.
         run.settled = false;
         // A body cut off because the delivery was given up or its lease lost: say so.
