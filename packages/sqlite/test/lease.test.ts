@@ -120,7 +120,8 @@ describe("lease claims", () => {
       },
       { group: "g" },
     );
-    await waitFor(() => seen.length === 1);
+    // The handler runs before its ack is written: wait for the ack (the row gone), not the call.
+    await waitFor(() => seen.length === 1 && rows(t).length === 3);
     const left = rows(t).map((row) => JSON.parse(row.payload as string));
     expect(left).toEqual(["later", "other group", "no group"]);
     expect(seen).toEqual(["mine"]);
