@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { ack, type ClaimFormName, connectionsNeeded } from "@rowclaim/core";
+import { ack, type ClaimFormName } from "@rowclaim/core";
+import { connectionsNeeded } from "@rowclaim/core/driver";
 import { expect } from "vitest";
 import { caught, expectCode } from "./assertions.js";
 import type { Fixture } from "./fixture.js";

@@ -8,7 +8,8 @@
  *
  * @module
  */
-import { acquireWithin, ConnectionLostError } from "@rowclaim/core";
+import { ConnectionLostError } from "@rowclaim/core";
+import { acquireWithin } from "@rowclaim/core/driver";
 import type { ConnectionLike, PoolLike, QueryOptionsLike } from "./client.js";
 import { classifyError } from "./normalize-error.js";
 

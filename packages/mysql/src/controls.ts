@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ControlRow, ControlStore, RateTake } from "@rowclaim/core";
+import type { ControlRow, ControlStore, RateTake } from "@rowclaim/core/driver";
 import type { QueryableLike, ResultHeaderLike } from "./client.js";
 import {
   controlsPresentSql,

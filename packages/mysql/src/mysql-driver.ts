@@ -4,30 +4,32 @@
  * @module
  */
 import {
-  type Claimer,
   ClosedError,
-  checkPoolSize,
   DeclarationError,
-  type DetectedCapabilities,
   type Driver,
+  InvalidArgumentError,
+  isolationLevels,
+  type PublishResult,
+  type RowId,
+  type TableDefinition,
+} from "@rowclaim/core";
+import {
+  type Claimer,
+  checkPoolSize,
+  type DetectedCapabilities,
   type DriverCapabilities,
   type DriverPublishOptions,
   driverCapabilities,
-  InvalidArgumentError,
-  isolationLevels,
   type OpenOptions,
   type OperationsDriver,
   type OptionKeySet,
   type ProbeName,
-  type PublishResult,
   type PublishRow,
   type QueueStatusReader,
-  type RowId,
   refuseUnknownOptions,
   type ScheduleLedger,
-  type TableDefinition,
   type UniquePublishRow,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import type { PoolConnection } from "mysql2/promise";
 import { MysqlAdvisoryClaimer } from "./advisory.js";
 import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolConnectionLimit } from "./bounded-pool.js";

@@ -20,14 +20,8 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import {
-  BrokerError,
-  ConnectionLostError,
-  type DetectedCapabilities,
-  type ProbeName,
-  type TableDefinition,
-  UnsafeTopologyError,
-} from "@rowclaim/core";
+import { BrokerError, ConnectionLostError, type TableDefinition, UnsafeTopologyError } from "@rowclaim/core";
+import type { DetectedCapabilities, ProbeName } from "@rowclaim/core/driver";
 import { type ConnectionLike, letGo, type PoolLike, selectRows } from "./client.js";
 import { classifyError } from "./normalize-error.js";
 import { quoteDefinedTable, quoteIdentifier } from "./sql.js";

@@ -8,7 +8,8 @@
  *
  * @module
  */
-import { InvalidArgumentError, type PublishRow, type RowId, type TableDefinition } from "@rowclaim/core";
+import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type { PublishRow } from "@rowclaim/core/driver";
 import type { QueryableLike, ResultHeaderLike } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
 import type { ServerInfo } from "./server-info.js";

@@ -7,17 +7,9 @@
  *
  * @module
  */
-import type {
-  InWorkHolder,
-  InWorkQuery,
-  InWorkRow,
-  QueueStatusReader,
-  RowId,
-  StatusQuery,
-  TableCounts,
-  TableDefinition,
-} from "@rowclaim/core";
-import { groupCountsOf } from "@rowclaim/core";
+import type { InWorkHolder, InWorkRow, RowId, TableDefinition } from "@rowclaim/core";
+import type { InWorkQuery, QueueStatusReader, StatusQuery, TableCounts } from "@rowclaim/core/driver";
+import { groupCountsOf } from "@rowclaim/core/driver";
 import type { PoolLike, QueryableLike } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
 import { transactionSql } from "./sql.js";

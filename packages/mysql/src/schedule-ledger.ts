@@ -7,17 +7,16 @@
  *
  * @module
  */
+import type { RowId, TableDefinition } from "@rowclaim/core";
 import {
   type LedgerSchedule,
   ledgerTick,
   missingLedgerError,
   type PublishRow,
   perLedgerSchema,
-  type RowId,
   SCHEDULE_LEDGER_TABLE,
   type ScheduleLedger,
-  type TableDefinition,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import { type PoolLike, type QueryableLike, run } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
 import { publishRows } from "./publish.js";

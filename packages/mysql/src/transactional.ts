@@ -12,14 +12,8 @@
  *
  * @module
  */
-import {
-  LeaseLostError,
-  type LeaseToken,
-  type RowId,
-  type Settlement,
-  type TableDefinition,
-  type TransactionWork,
-} from "@rowclaim/core";
+import { LeaseLostError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type { LeaseToken, Settlement, TransactionWork } from "@rowclaim/core/driver";
 import { type ConnectionLike, letGo, type PoolLike, run } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
 import { applySettlement } from "./settle.js";

@@ -8,14 +8,8 @@
  *
  * @module
  */
-import {
-  type PublishResult,
-  type RowId,
-  SchemaError,
-  type TableDefinition,
-  UNIQUE_PUBLISH_ATTEMPTS,
-  type UniquePublishRow,
-} from "@rowclaim/core";
+import { type PublishResult, type RowId, SchemaError, type TableDefinition } from "@rowclaim/core";
+import { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "@rowclaim/core/driver";
 import { matchedRows, type QueryableLike, run, selectRows } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
 import { uniqueIndexName } from "./sql.js";

@@ -14,14 +14,8 @@ import {
   shutdownSuite,
   transactionsSuite,
 } from "@rowclaim/conformance";
-import {
-  type AdvisoryClaimer,
-  type Claimer,
-  type Driver,
-  defineTable,
-  type OpenOptions,
-  type TableDefinition,
-} from "@rowclaim/core";
+import { type Driver, defineTable, type TableDefinition } from "@rowclaim/core";
+import type { AdvisoryClaimer, Claimer, OpenOptions } from "@rowclaim/core/driver";
 import type { Pool } from "mysql2/promise";
 import { afterAll, describe, expect, it } from "vitest";
 import { type ConnectionLike, createMysqlDriver } from "../src/index.js";

@@ -17,19 +17,19 @@
  *
  * @module
  */
+import type { Logger, TableDefinition } from "@rowclaim/core";
+import { LeaseLostError } from "@rowclaim/core";
 import type {
   AdvisoryClaimer,
   AdvisoryToken,
   Claimed,
   ClaimedRow,
   ClaimRequest,
-  Logger,
   Settlement,
-  TableDefinition,
   TransactionWork,
-} from "@rowclaim/core";
-import { advisoryRowKey, advisorySlotKey, LeaseLostError } from "@rowclaim/core";
-import { decodeClaimedRow } from "./claimed-row.js";
+} from "@rowclaim/core/driver";
+import { advisoryRowKey, advisorySlotKey } from "@rowclaim/core/driver";
+import { claimedRowOf } from "./claimed-row.js";
 import { execute, HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
@@ -313,7 +313,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
         await this.#unlockAndRelease(token);
         return null;
       }
-      const row = decodeClaimedRow(table, raw, table.columns.attempt !== undefined);
+      const row = claimedRowOf(table, raw, table.columns.attempt !== undefined);
       this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
       return { row, token };
     } catch (error) {

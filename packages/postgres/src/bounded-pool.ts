@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { acquireWithin } from "@rowclaim/core";
+import { acquireWithin } from "@rowclaim/core/driver";
 import { isConnectionLost } from "./normalize-error.js";
 import type { PoolClientLike, PoolLike, QueryConfigLike, QueryResultLike } from "./pool-like.js";
 

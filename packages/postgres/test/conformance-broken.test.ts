@@ -15,14 +15,8 @@ import {
   shutdownSuite,
   transactionsSuite,
 } from "@rowclaim/conformance";
-import {
-  type AdvisoryClaimer,
-  type Claimer,
-  type Driver,
-  defineTable,
-  type OpenOptions,
-  type TableDefinition,
-} from "@rowclaim/core";
+import { type Driver, defineTable, type TableDefinition } from "@rowclaim/core";
+import type { AdvisoryClaimer, Claimer, OpenOptions } from "@rowclaim/core/driver";
 import type pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresDriver, type PostgresAdvisoryToken } from "../src/index.js";

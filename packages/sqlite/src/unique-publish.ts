@@ -6,16 +6,11 @@
  *
  * @module
  */
-import {
-  type PublishResult,
-  type RowId,
-  SchemaError,
-  type TableDefinition,
-  type UniquePublishRow,
-} from "@rowclaim/core";
+import { type PublishResult, type RowId, SchemaError, type TableDefinition } from "@rowclaim/core";
+import type { UniquePublishRow } from "@rowclaim/core/driver";
+import { toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase } from "./database.js";
 import { toSqliteValue } from "./publish.js";
-import { toEpochMs } from "./rows.js";
 import { quoteIdentifier } from "./sql.js";
 import { inTransaction } from "./transaction.js";
 import {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { LeaseLostError } from "@rowclaim/core";
 import {
   type AdvisoryClaimer,
   type AdvisoryToken,
@@ -15,11 +16,10 @@ import {
   type ClaimedRow,
   type ClaimRequest,
   freeAdvisorySlots,
-  LeaseLostError,
   type Settlement,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import { claimable, claimOrder, renderKey, unfinished } from "./claim-order.js";
-import { claimedRow } from "./claimed-row.js";
+import { claimedRowOf } from "./claimed-row.js";
 import { type ClaimerContext, storedTable } from "./context.js";
 import type { MemoryConnection } from "./pool.js";
 import { planSettlement } from "./settle.js";
@@ -88,7 +88,7 @@ export class MemoryAdvisoryClaimer implements AdvisoryClaimer<MemoryAdvisoryToke
       if (table.columns.key !== undefined) taken[table.columns.key] = null;
       data.rows.set(key, taken);
       return {
-        row: claimedRow(table, taken, true),
+        row: claimedRowOf(table, taken, true),
         token: { form: "advisory", key: slot, connection, ...(rowKey === undefined ? {} : { rowKey }) },
       };
     });

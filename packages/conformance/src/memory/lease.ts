@@ -6,17 +6,10 @@
  *
  * @module
  */
-import {
-  type Claimed,
-  type LeaseClaimer,
-  type LeaseClaimRequest,
-  LeaseLostError,
-  type LeaseToken,
-  type RowId,
-  type Settlement,
-} from "@rowclaim/core";
+import { LeaseLostError, type RowId } from "@rowclaim/core";
+import type { Claimed, LeaseClaimer, LeaseClaimRequest, LeaseToken, Settlement } from "@rowclaim/core/driver";
 import { claimable, fifoHead, firstInClaimOrder, inGroup, type KeyedRow, unfinished } from "./claim-order.js";
-import { claimedRow } from "./claimed-row.js";
+import { claimedRowOf } from "./claimed-row.js";
 import { type ClaimerContext, storedTable } from "./context.js";
 import { planSettlement } from "./settle.js";
 import { type MemoryRow, type MemoryTable, rowKey, timeOf } from "./store.js";
@@ -53,7 +46,7 @@ export class MemoryLeaseClaimer implements LeaseClaimer<MemoryLeaseToken> {
       if (attempt !== undefined) taken[attempt] = Number(row[attempt]) + 1;
       if (table.columns.key !== undefined) taken[table.columns.key] = null;
       data.rows.set(key, taken);
-      return { row: claimedRow(table, taken, true), token: { form: "lease", expiry: request.expiry } };
+      return { row: claimedRowOf(table, taken, true), token: { form: "lease", expiry: request.expiry } };
     });
   }
 
