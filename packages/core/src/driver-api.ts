@@ -26,7 +26,13 @@ export {
   freeAdvisorySlots,
 } from "./advisory-limit.js";
 export { type AttemptCounting, decodeClaimedRow, type RawClaimedRow } from "./claimed-row.js";
-export { acquireWithin, type ConnectionWait } from "./connection-wait.js";
+export {
+  acquireTimeoutOf,
+  acquireWithin,
+  type ConnectionWait,
+  connectionWithin,
+  DEFAULT_ACQUIRE_TIMEOUT_MS,
+} from "./connection-wait.js";
 export type { ControlRow, ControlStore, RateTake } from "./control-store.js";
 export { CONTROL_TABLE, controlTableKey, scopeText } from "./controls.js";
 export {
@@ -55,6 +61,7 @@ export {
   ConstraintError,
   DeadlockError,
   DeclarationError,
+  type ErrorContext,
   HandlerTimeoutError,
   InvalidArgumentError,
   LeaseLostError,

@@ -33,8 +33,8 @@ import type {
 import { advisoryRowKey, advisorySlotKey, isAckSettlement } from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
-import { type ConnectionLike, letGo, matchedRows, run, selectRows } from "./client.js";
 import { classifyError, normalizeError } from "./normalize-error.js";
+import { type ConnectionLike, letGo, matchedRows, run, selectRows } from "./pool-like.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import {

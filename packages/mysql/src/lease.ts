@@ -28,9 +28,9 @@ import type {
 } from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
-import { letGo, matchedRows, run, selectRows } from "./client.js";
 import { fifoGuardRelease, LEASE_GUARD_WAIT_SECONDS, leaseFifoHead, takeFifoGuard } from "./fifo.js";
 import { classifyError, normalizeError } from "./normalize-error.js";
+import { letGo, matchedRows, run, selectRows } from "./pool-like.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import { type SettlementStatements, transactionSql } from "./sql.js";

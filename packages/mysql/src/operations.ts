@@ -7,7 +7,6 @@
 import type { RowId, TableDefinition } from "@rowclaim/core";
 import type { DriverRowActionResult, OperationsDriver, PruneLock, StoredRow } from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
-import { type ConnectionLike, letGo, type PoolLike, run, selectRows } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
 import {
   actionCandidatesSql,
@@ -26,6 +25,7 @@ import {
   redriveGroupSql,
   redriveInsertSql,
 } from "./operations-sql.js";
+import { type ConnectionLike, letGo, type PoolLike, run, selectRows } from "./pool-like.js";
 import { lockSql, transactionSql } from "./sql.js";
 
 /** Builds the operations capability over `pool` (the driver's bounded pool). */

@@ -10,8 +10,8 @@
  */
 import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
 import type { PublishRow } from "@rowclaim/core/driver";
-import type { QueryableLike, ResultHeaderLike } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
+import type { QueryableLike, ResultHeaderLike } from "./pool-like.js";
 import type { ServerInfo } from "./server-info.js";
 import { type Bound, insertStatement } from "./sql.js";
 

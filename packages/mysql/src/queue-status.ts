@@ -10,8 +10,8 @@
 import type { InWorkHolder, InWorkRow, RowId, TableDefinition } from "@rowclaim/core";
 import type { InWorkQuery, QueueStatusReader, StatusQuery, TableCounts } from "@rowclaim/core/driver";
 import { groupCountsOf } from "@rowclaim/core/driver";
-import type { PoolLike, QueryableLike } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
+import type { PoolLike, QueryableLike } from "./pool-like.js";
 import { transactionSql } from "./sql.js";
 import {
   type GroupFilter,

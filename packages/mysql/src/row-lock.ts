@@ -22,9 +22,9 @@ import type {
 } from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
-import { type ConnectionLike, letGo, run, selectRows } from "./client.js";
 import { fifoGuardRelease, rowLockFifoHead, takeFifoGuard } from "./fifo.js";
 import { classifyError, normalizeError } from "./normalize-error.js";
+import { type ConnectionLike, letGo, run, selectRows } from "./pool-like.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import { chainMarkSql, compoundSql, type SettlementStatements, transactionSql } from "./sql.js";

@@ -17,8 +17,8 @@ import {
   SCHEDULE_LEDGER_TABLE,
   type ScheduleLedger,
 } from "@rowclaim/core/driver";
-import { type PoolLike, type QueryableLike, run } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
+import { type PoolLike, type QueryableLike, run } from "./pool-like.js";
 import { publishRows } from "./publish.js";
 import { withDeadlockRetry } from "./retry.js";
 import { scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";

@@ -7,7 +7,7 @@
  */
 import type { RowId } from "@rowclaim/core";
 import type { Settlement } from "@rowclaim/core/driver";
-import { matchedRows, type QueryableLike, run } from "./client.js";
+import { matchedRows, type QueryableLike, run } from "./pool-like.js";
 import { type SettlementStatements, transactionSql } from "./sql.js";
 
 /**

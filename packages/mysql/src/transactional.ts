@@ -14,8 +14,8 @@
  */
 import { LeaseLostError, type RowId, type TableDefinition } from "@rowclaim/core";
 import type { LeaseToken, Settlement, TransactionWork } from "@rowclaim/core/driver";
-import { type ConnectionLike, letGo, type PoolLike, run } from "./client.js";
 import { normalizeError } from "./normalize-error.js";
+import { type ConnectionLike, letGo, type PoolLike, run } from "./pool-like.js";
 import { applySettlement } from "./settle.js";
 import { type SettlementStatements, transactionSql } from "./sql.js";
 import { beginAt, commitAndRelease, rollbackAndRelease } from "./transaction.js";

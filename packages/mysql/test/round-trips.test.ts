@@ -13,8 +13,8 @@ import {
 } from "@rowclaim/core/driver";
 import { createPool } from "mysql2/promise";
 import { describe, expect, it } from "vitest";
-import type { PoolLike, QueryOptionsLike } from "../src/client.js";
 import { createMysqlDriver, type MysqlDriver, ownPoolOptions } from "../src/index.js";
+import type { PoolLike, QueryOptionsLike } from "../src/pool-like.js";
 import {
   leaseColumns,
   mysqlUrl,

@@ -7,8 +7,8 @@
 import { createBroker, defineTable, silentLogger } from "@rowclaim/core";
 import type { PublishRow } from "@rowclaim/core/driver";
 import { describe, expect, it } from "vitest";
-import type { QueryableLike } from "../src/client.js";
 import { createMysqlDriver, type MysqlDriverOptions } from "../src/index.js";
+import type { QueryableLike } from "../src/pool-like.js";
 import { publishRows } from "../src/publish.js";
 import { parseServerVersion } from "../src/version.js";
 import { mysqlUrl, readAll, uniqueName, useMysqlFixture } from "./support.js";

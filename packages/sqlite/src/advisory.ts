@@ -50,7 +50,7 @@ import type { SqliteStatement } from "./database.js";
 import { HeldKey, heldKeys } from "./keys.js";
 import type { ClaimerContext } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
-import { checkSchema } from "./schema.js";
+import { checkSchema } from "./schema-check.js";
 import { SettlementStatements } from "./settle.js";
 import {
   advisoryCandidatesSql,

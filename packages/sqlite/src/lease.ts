@@ -26,7 +26,7 @@ import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
 import { claimedRowOf, sortClaimOrder, toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 import { normalizeError } from "./normalize-error.js";
-import { checkSchema, type NamedStatement } from "./schema.js";
+import { checkSchema, type NamedStatement } from "./schema-check.js";
 import { SettlementStatements } from "./settle.js";
 import { fifoLeaseClaimSql, leaseClaimSql, leaseExtendSql, type QuotedColumns, quoteColumns } from "./sql.js";
 import { inTransaction } from "./transaction.js";

@@ -9,7 +9,7 @@ import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclai
 import type { AckSettlement, Settlement } from "@rowclaim/core/driver";
 import { toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
-import { checkSchema, type NamedStatement } from "./schema.js";
+import { checkSchema, type NamedStatement } from "./schema-check.js";
 import { moveCopySql, type QuotedColumns, settlementSql } from "./sql.js";
 import { inTransaction } from "./transaction.js";
 

@@ -41,7 +41,7 @@ import { sqliteOperations } from "./operations.js";
 import { TablePublisher } from "./publish.js";
 import { sqliteStatusReader } from "./queue-status.js";
 import { sqliteScheduleLedger } from "./schedule-ledger.js";
-import { schemaSql } from "./schema.js";
+import { schemaSql } from "./schema-check.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
 import { publishUniqueRows } from "./unique-publish.js";
 

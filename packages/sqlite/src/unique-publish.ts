@@ -92,6 +92,6 @@ export function checkUniqueIndex(db: SqliteDatabase, table: TableDefinition): vo
   if (found !== undefined) return;
   throw new SchemaError(
     `Table "${table.name}" (SQLite): no unique index on its key column "${key}", which unique publishes need (the database must refuse a second queued row of a key). Create it: ${uniqueIndexSql(table)}`,
-    { table: table.name, column: key, statement: "unique publish" },
+    { table: table.name, column: key },
   );
 }
