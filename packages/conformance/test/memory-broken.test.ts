@@ -3,7 +3,8 @@
 // runs the suite's test that must catch it: that test has to fail. A slow but correct variant
 // must pass. No database is needed, so this runs in the conformance package itself; the built-in
 // drivers keep only the cases that also prove their harness's hooks read the real server.
-import type { Driver, LeaseClaimer } from "@rowclaim/core";
+import type { Driver } from "@rowclaim/core";
+import type { LeaseClaimer } from "@rowclaim/core/driver";
 import { describe, expect, it } from "vitest";
 import { batchSuite } from "../src/batch.js";
 import {

@@ -4,58 +4,33 @@
  *
  * @module
  */
-import {
-  type ClaimedRow,
-  decodeHeaders,
-  decodePayload,
-  type RowId,
-  type TableDefinition,
-} from "@rowclaim/core";
+import type { TableDefinition } from "@rowclaim/core";
+import { type ClaimedRow, decodeClaimedRow } from "@rowclaim/core/driver";
 import { PAYLOAD_TEXT_ALIAS } from "./sql.js";
 
 /**
- * Decodes one claimed row. `attemptCounted`: the claim already wrote `attempt + 1` (lease,
- * advisory), so the attempt as it stood before the claim is one less than the value read.
- * `known`: values of columns the statement did not return because the claim wrote them (a
- * lease's expiry). A json payload read as text (under `PAYLOAD_TEXT_ALIAS`) is parsed once and
- * the row's payload column holds the parsed value, as `pg` would have given it.
+ * Decodes one row as `pg` read it (core's `decodeClaimedRow` holds the rules, attempt accounting
+ * included). `pg`'s quirks: a json payload read as text under `PAYLOAD_TEXT_ALIAS` is what is
+ * decoded (parsed once; the row's payload column then holds the parsed value, as `pg` would have
+ * given it), and the row holds only the described columns. `known`: values of columns the
+ * statement did not return because the claim wrote them (a lease's expiry).
  */
-export function decodeClaimedRow(
+export function claimedRowOf(
   table: TableDefinition,
   raw: Record<string, unknown>,
   attemptCounted: boolean,
   known?: Readonly<Record<string, unknown>>,
 ): ClaimedRow {
-  const { columns } = table;
-  const asText = PAYLOAD_TEXT_ALIAS in raw;
-  const payloadRaw = asText ? raw[PAYLOAD_TEXT_ALIAS] : raw[columns.payload];
-  let payload = decodePayload(table, payloadRaw);
-  if (payload instanceof Uint8Array && payload.constructor !== Uint8Array) {
-    payload = new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength);
-  }
-  let attempt = 1;
-  if (columns.attempt !== undefined) {
-    const read = Number(raw[columns.attempt]);
-    attempt = Number.isFinite(read) ? read - (attemptCounted ? 1 : 0) : 1;
-  }
-  const group = columns.group === undefined ? null : raw[columns.group];
   const row: Record<string, unknown> = {};
   for (const column of table.allColumns) {
-    row[column] =
-      column === columns.payload && asText
-        ? payload
-        : known !== undefined && column in known
-          ? known[column]
-          : raw[column];
+    row[column] = known !== undefined && column in known ? known[column] : raw[column];
   }
-  return {
-    id: raw[columns.id] as RowId,
-    payload,
-    attempt,
-    group: typeof group === "string" ? group : null,
-    headers: columns.headers === undefined ? {} : decodeHeaders(raw[columns.headers]),
-    row: Object.freeze(row),
-  };
+  return decodeClaimedRow(
+    table,
+    row,
+    attemptCounted,
+    PAYLOAD_TEXT_ALIAS in raw ? raw[PAYLOAD_TEXT_ALIAS] : undefined,
+  );
 }
 
 function compareIds(a: unknown, b: unknown): number {

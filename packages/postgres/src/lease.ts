@@ -6,21 +6,18 @@
  *
  * @module
  */
-import {
-  type Acks,
-  type Claimed,
-  type HeldLease,
-  InvalidArgumentError,
-  type LeaseClaimer,
-  type LeaseClaimRequest,
-  LeaseLostError,
-  type LeaseToken,
-  type RowId,
-  type Settlement,
-  type TableDefinition,
-  type TransactionWork,
-} from "@rowclaim/core";
-import { decodeClaimedRow, sortIntoClaimOrder } from "./claimed-row.js";
+import { InvalidArgumentError, LeaseLostError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type {
+  Acks,
+  Claimed,
+  HeldLease,
+  LeaseClaimer,
+  LeaseClaimRequest,
+  LeaseToken,
+  Settlement,
+  TransactionWork,
+} from "@rowclaim/core/driver";
+import { claimedRowOf, sortIntoClaimOrder } from "./claimed-row.js";
 import { execute, HeldConnection } from "./connection.js";
 import { fifoGroupKey, waitFifoGuard } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
@@ -76,7 +73,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     }
     const token: LeaseToken = { form: "lease", expiry: request.expiry };
     const known = { [table.columns.lockedUntil as string]: request.expiry };
-    const claimed = result.rows.map((raw) => ({ row: decodeClaimedRow(table, raw, true, known), token }));
+    const claimed = result.rows.map((raw) => ({ row: claimedRowOf(table, raw, true, known), token }));
     return sortIntoClaimOrder(table, claimed);
   }
 

@@ -15,7 +15,8 @@ import {
   transactionsSuite,
   withClaimerMethod,
 } from "@rowclaim/conformance";
-import type { AdvisoryClaimer, Driver } from "@rowclaim/core";
+import type { Driver } from "@rowclaim/core";
+import type { AdvisoryClaimer } from "@rowclaim/core/driver";
 import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { createPostgresDriver, type PostgresAdvisoryToken } from "../src/index.js";

@@ -6,13 +6,13 @@ import {
   type Delivery,
   defineTable,
   LeaseLostError,
-  leaseExpiry,
   retry,
   retryAfter,
   silentLogger,
   type TableDefinition,
   type TableDescription,
 } from "@rowclaim/core";
+import { leaseExpiry } from "@rowclaim/core/driver";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSqliteDriver, type SqliteDriver } from "../src/index.js";
 import { leaseTable, openConnection, publishRow, uniqueName, useSqliteFile, waitFor } from "./support.js";

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { LeaseLostError } from "@rowclaim/core";
 import {
   type Acks,
   type AdvisoryClaimer,
@@ -20,12 +21,11 @@ import {
   type ClaimRequest,
   freeAdvisorySlots,
   type HeldKeyRow,
-  LeaseLostError,
   type Settlement,
   type TransactionWork,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import { claimable, claimOrder, renderKey, unfinished } from "./claim-order.js";
-import { claimedRow } from "./claimed-row.js";
+import { claimedRowOf } from "./claimed-row.js";
 import { type ClaimerContext, storedTable } from "./context.js";
 import type { MemoryConnection } from "./pool.js";
 import { planSettlement } from "./settle.js";
@@ -121,7 +121,7 @@ export class MemoryAdvisoryClaimer implements AdvisoryClaimer<MemoryAdvisoryToke
       if (table.columns.key !== undefined) taken[table.columns.key] = null;
       data.rows.set(key, taken);
       return {
-        row: claimedRow(table, taken, true),
+        row: claimedRowOf(table, taken, true),
         token: { form: "advisory", key: slot, connection, ...(rowKey === undefined ? {} : { rowKey }) },
       };
     });

@@ -9,15 +9,13 @@
  * @module
  */
 import {
-  type Claimer,
   ClosedError,
   type Driver,
-  type DriverCapabilities,
-  driverCapabilities,
   InvalidArgumentError,
   isolationLevels,
   type TableDefinition,
 } from "@rowclaim/core";
+import { type Claimer, type DriverCapabilities, driverCapabilities } from "@rowclaim/core/driver";
 import { MemoryAdvisoryClaimer } from "./advisory.js";
 import { type MemoryClock, systemClock } from "./clock.js";
 import type { ClaimerContext, MemoryCall } from "./context.js";

@@ -8,21 +8,20 @@
  *
  * @module
  */
-import {
-  type Acks,
-  type Claimed,
-  type ClaimedWithAcks,
-  type HeldLease,
-  type LeaseClaimer,
-  type LeaseClaimRequest,
-  LeaseLostError,
-  type LeaseToken,
-  type RowId,
-  type Settlement,
-  type TransactionWork,
-} from "@rowclaim/core";
+import { LeaseLostError, type RowId } from "@rowclaim/core";
+import type {
+  Acks,
+  Claimed,
+  ClaimedWithAcks,
+  HeldLease,
+  LeaseClaimer,
+  LeaseClaimRequest,
+  LeaseToken,
+  Settlement,
+  TransactionWork,
+} from "@rowclaim/core/driver";
 import { claimable, fifoHead, firstInClaimOrder, inGroup, type KeyedRow, unfinished } from "./claim-order.js";
-import { claimedRow } from "./claimed-row.js";
+import { claimedRowOf } from "./claimed-row.js";
 import { type ClaimerContext, storedTable } from "./context.js";
 import { planSettlement } from "./settle.js";
 import { type MemoryRow, type MemoryTable, rowKey, timeOf } from "./store.js";
@@ -95,7 +94,7 @@ export class MemoryLeaseClaimer implements LeaseClaimer<MemoryLeaseToken> {
       if (attempt !== undefined) taken[attempt] = Number(row[attempt]) + 1;
       if (table.columns.key !== undefined) taken[table.columns.key] = null;
       data.rows.set(key, taken);
-      return { row: claimedRow(table, taken, true), token: { form: "lease", expiry: request.expiry } };
+      return { row: claimedRowOf(table, taken, true), token: { form: "lease", expiry: request.expiry } };
     });
   }
 

@@ -8,20 +8,20 @@
  *
  * @module
  */
+import type { IsolationLevel } from "@rowclaim/core";
 import type {
   Acks,
   BatchEnd,
   ClaimedRow,
   ClaimRequest,
-  IsolationLevel,
   RowLockBatch,
   RowLockClaimer,
   RowLockToken,
   Settlement,
   TransactionWork,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import { claimable, fifoHead, firstInClaimOrder } from "./claim-order.js";
-import { claimedRow } from "./claimed-row.js";
+import { claimedRowOf } from "./claimed-row.js";
 import { type ClaimerContext, storedTable } from "./context.js";
 import type { MemoryConnection } from "./pool.js";
 import { type PendingInserts, type PlannedWrite, planSettlement } from "./settle.js";
@@ -132,7 +132,7 @@ export class MemoryRowLockClaimer implements RowLockClaimer<MemoryRowLockToken> 
       transaction.locked.push(key);
     }
     return {
-      rows: picked.map(({ row }) => claimedRow(table, row, false)),
+      rows: picked.map(({ row }) => claimedRowOf(table, row, false)),
       token: { form: "rowLock", transaction },
     };
   }
