@@ -15,13 +15,8 @@
  *
  * @module
  */
-import {
-  type Claimer,
-  type Driver,
-  defineTable,
-  type OpenOptions,
-  type TableDefinition,
-} from "@rowclaim/core";
+import { type Driver, defineTable, type TableDefinition } from "@rowclaim/core";
+import type { Claimer, OpenOptions } from "@rowclaim/core/driver";
 import { afterAll } from "vitest";
 import type { ConformanceHarness } from "./harness.js";
 import { type CollectedTest, collectConformanceTests } from "./registry.js";

@@ -1,7 +1,8 @@
 // Core's lease runtime on the in-memory reference driver, deterministically: which claimer call
 // each ack took is counted from the driver's calls; lease time is the test's clock, and the
 // half-lease extension timer is a fake one the test advances.
-import { ack, BrokerError, type LeaseClaimer, retryAfter, type TableDescription } from "@rowclaim/core";
+import { ack, BrokerError, retryAfter, type TableDescription } from "@rowclaim/core";
+import type { LeaseClaimer } from "@rowclaim/core/driver";
 import { drainTable } from "@rowclaim/core/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { waitFor } from "../src/wait.js";

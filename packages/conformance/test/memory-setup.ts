@@ -6,13 +6,13 @@
 import {
   type Broker,
   type BrokerOptions,
-  type Claimer,
   createBroker,
   type Driver,
   defineTable,
   type TableDefinition,
   type TableDescription,
 } from "@rowclaim/core";
+import type { Claimer } from "@rowclaim/core/driver";
 import { replacingMember, withOpen } from "../src/broken.js";
 import {
   createManualClock,

@@ -1,15 +1,8 @@
 // Core's subscription (claim loop, delivery, outcome → settlement) on the in-memory reference
 // driver: what it reports, and what it settles without running the handler. Every test waits
 // for the state it asserts.
-import {
-  ack,
-  BrokerError,
-  type Claimer,
-  deadLetter,
-  type LeaseClaimer,
-  retryAfter,
-  type TableDescription,
-} from "@rowclaim/core";
+import { ack, BrokerError, deadLetter, retryAfter, type TableDescription } from "@rowclaim/core";
+import type { Claimer, LeaseClaimer } from "@rowclaim/core/driver";
 import { drainTable } from "@rowclaim/core/testing";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../src/wait.js";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Claimer } from "@rowclaim/core";
+import type { Claimer } from "@rowclaim/core/driver";
 
 /**
  * An optional claimer method of core's contract that the memory claimers offer: `settleMany`
