@@ -58,16 +58,48 @@ export function decodeClaimedRow(
   };
 }
 
-function compareIds(a: unknown, b: unknown): number {
-  if (typeof a === "number" && typeof b === "number") return a - b;
-  const left = String(a);
-  const right = String(b);
-  if (/^-?\d+$/.test(left) && /^-?\d+$/.test(right)) {
-    const x = BigInt(left);
-    const y = BigInt(right);
-    return x < y ? -1 : x > y ? 1 : 0;
+/**
+ * What an id sorts by, computed once per row rather than once per comparison: a number as it
+ * is, its text, and, where the text is a whole number in digits (how `pg` reads a `bigint`),
+ * its sign and its digits without leading zeros.
+ */
+interface IdKey {
+  readonly number: number | undefined;
+  readonly text: string;
+  readonly whole: { readonly negative: boolean; readonly digits: string } | undefined;
+}
+
+function idKey(id: unknown): IdKey {
+  const text = String(id);
+  let whole: IdKey["whole"];
+  if (/^-?\d+$/.test(text)) {
+    const negative = text.startsWith("-");
+    const digits = (negative ? text.slice(1) : text).replace(/^0+(?=\d)/, "");
+    // Minus zero is zero.
+    whole = { negative: negative && digits !== "0", digits };
   }
-  return left < right ? -1 : left > right ? 1 : 0;
+  return { number: typeof id === "number" ? id : undefined, text, whole };
+}
+
+/** Two whole numbers written in digits, by value. */
+function compareWhole(a: NonNullable<IdKey["whole"]>, b: NonNullable<IdKey["whole"]>): number {
+  if (a.negative !== b.negative) return a.negative ? -1 : 1;
+  const magnitude =
+    a.digits.length !== b.digits.length
+      ? a.digits.length - b.digits.length
+      : a.digits < b.digits
+        ? -1
+        : a.digits > b.digits
+          ? 1
+          : 0;
+  return a.negative ? -magnitude : magnitude;
+}
+
+/** Numbers by value; whole numbers in digits by value; anything else as text. */
+function compareIds(a: IdKey, b: IdKey): number {
+  if (a.number !== undefined && b.number !== undefined) return a.number - b.number;
+  if (a.whole !== undefined && b.whole !== undefined) return compareWhole(a.whole, b.whole);
+  return a.text < b.text ? -1 : a.text > b.text ? 1 : 0;
 }
 
 function timeOf(value: unknown): number | null {
@@ -82,21 +114,32 @@ export function sortIntoClaimOrder<T extends { readonly row: ClaimedRow }>(
   table: TableDefinition,
   items: T[],
 ): T[] {
+  if (items.length < 2) return items;
   const { priority, runAt } = table.columns;
-  return items.sort((a, b) => {
+  // Each row's keys read once (not once per comparison); the sort is stable, as before.
+  const keyed = items.map((item) => ({
+    item,
+    priority: priority === undefined ? 0 : Number(item.row.row[priority]),
+    runAt: runAt === undefined ? null : timeOf(item.row.row[runAt]),
+    id: idKey(item.row.id),
+  }));
+  keyed.sort((a, b) => {
     if (priority !== undefined) {
-      const diff = Number(a.row.row[priority]) - Number(b.row.row[priority]);
+      const diff = a.priority - b.priority;
       if (diff !== 0 && Number.isFinite(diff)) return diff;
     }
     if (runAt !== undefined) {
-      const x = timeOf(a.row.row[runAt]);
-      const y = timeOf(b.row.row[runAt]);
+      const x = a.runAt;
+      const y = b.runAt;
       if (x !== y) {
         if (x === null) return -1;
         if (y === null) return 1;
         return x - y;
       }
     }
-    return compareIds(a.row.id, b.row.id);
+    return compareIds(a.id, b.id);
   });
+  for (let index = 0; index < keyed.length; index += 1)
+    items[index] = (keyed[index] as (typeof keyed)[number]).item;
+  return items;
 }

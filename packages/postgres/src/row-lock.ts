@@ -20,6 +20,7 @@ import {
   type TableDefinition,
   type TransactionWork,
 } from "@rowclaim/core";
+import { ArrayParam } from "./array-param.js";
 import { decodeClaimedRow } from "./claimed-row.js";
 import { HeldConnection } from "./connection.js";
 import { fifoGroupKey, tryFifoGuard } from "./fifo.js";
@@ -303,7 +304,8 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     const at = settlement.kind === "markProcessed" ? { at: settlement.at } : {};
     return {
       stmt,
-      values: one === undefined ? { ids: rows.map((row) => row.id), ...at } : { id: one.id, ...at },
+      values:
+        one === undefined ? { ids: new ArrayParam(rows.map((row) => row.id)), ...at } : { id: one.id, ...at },
     };
   }
 
