@@ -92,6 +92,17 @@ if (session !== undefined) {
   await session.post("Profiler.start");
 }
 counting = true;
+// ALLOC=<file>: a sampled allocation profile of the drain (`.heapprofile`, bytes by stack).
+const allocFile = process.env.ALLOC;
+const heapSession = allocFile === undefined ? undefined : new inspector.Session();
+if (heapSession !== undefined) {
+  heapSession.connect();
+  await heapSession.post("HeapProfiler.startSampling", {
+    samplingInterval: 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+}
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
 // No timer runs until the last handler returned (a poll would wake the process, and cost CPU,
@@ -114,6 +125,11 @@ await allHandled;
 while (subscription.stats.acked < jobs) await new Promise((resolve) => setTimeout(resolve, 1));
 const ms = performance.now() - started;
 const cpu = process.cpuUsage(cpuBefore);
+if (heapSession !== undefined) {
+  const { profile } = await heapSession.post("HeapProfiler.stopSampling");
+  writeFileSync(allocFile, JSON.stringify(profile));
+  heapSession.disconnect();
+}
 if (session !== undefined) {
   const { profile } = await session.post("Profiler.stop");
   writeFileSync(profileFile, JSON.stringify(profile));

@@ -92,10 +92,14 @@ export class AckCarrier<A> {
   #setEndOfTurn(): void {
     if (this.#endOfTurn) return;
     this.#endOfTurn = true;
-    setImmediate(() => {
-      this.#endOfTurn = false;
-      if (!this.#busy) void this.#send();
-    });
+    // Two turns' ends: a claim loop that gives the event loop a turn before its next claim (it
+    // does every few milliseconds, where claims answer synchronously) still carries the ack.
+    setImmediate(() =>
+      setImmediate(() => {
+        this.#endOfTurn = false;
+        if (!this.#busy) void this.#send();
+      }),
+    );
   }
 
   /** Sends the waiting acks alone: one group after another (`oneAtATime`), else every group at once. */

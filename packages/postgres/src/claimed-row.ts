@@ -59,47 +59,45 @@ export function decodeClaimedRow(
 }
 
 /**
- * What an id sorts by, computed once per row rather than once per comparison: a number as it
- * is, its text, and, where the text is a whole number in digits (how `pg` reads a `bigint`),
- * its sign and its digits without leading zeros.
+ * Where the significant digits of `text` start (1-based, negative for a negative number), or 0
+ * where `text` is not a whole number written in ASCII digits (how `pg` reads a `bigint`).
  */
-interface IdKey {
-  readonly number: number | undefined;
-  readonly text: string;
-  readonly whole: { readonly negative: boolean; readonly digits: string } | undefined;
-}
-
-function idKey(id: unknown): IdKey {
-  const text = String(id);
-  let whole: IdKey["whole"];
-  if (/^-?\d+$/.test(text)) {
-    const negative = text.startsWith("-");
-    const digits = (negative ? text.slice(1) : text).replace(/^0+(?=\d)/, "");
-    // Minus zero is zero.
-    whole = { negative: negative && digits !== "0", digits };
+function wholeAt(text: string): number {
+  const negative = text.charCodeAt(0) === 45;
+  let start = negative ? 1 : 0;
+  if (start === text.length) return 0;
+  for (let index = start; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code < 48 || code > 57) return 0;
   }
-  return { number: typeof id === "number" ? id : undefined, text, whole };
+  while (start < text.length - 1 && text.charCodeAt(start) === 48) start += 1;
+  // Minus zero is zero.
+  const zero = start === text.length - 1 && text.charCodeAt(start) === 48;
+  return negative && !zero ? -(start + 1) : start + 1;
 }
 
-/** Two whole numbers written in digits, by value. */
-function compareWhole(a: NonNullable<IdKey["whole"]>, b: NonNullable<IdKey["whole"]>): number {
-  if (a.negative !== b.negative) return a.negative ? -1 : 1;
-  const magnitude =
-    a.digits.length !== b.digits.length
-      ? a.digits.length - b.digits.length
-      : a.digits < b.digits
-        ? -1
-        : a.digits > b.digits
-          ? 1
-          : 0;
-  return a.negative ? -magnitude : magnitude;
+/** Two whole numbers written in digits (`wholeAt` of each given), by value, without making a `BigInt`. */
+function compareWhole(a: string, aAt: number, b: string, bAt: number): number {
+  const aNegative = aAt < 0;
+  if (aNegative !== bAt < 0) return aNegative ? -1 : 1;
+  const aStart = Math.abs(aAt) - 1;
+  const bStart = Math.abs(bAt) - 1;
+  let magnitude = a.length - aStart - (b.length - bStart);
+  for (let index = 0; magnitude === 0 && aStart + index < a.length; index += 1) {
+    magnitude = a.charCodeAt(aStart + index) - b.charCodeAt(bStart + index);
+  }
+  return aNegative ? -magnitude : magnitude;
 }
 
-/** Numbers by value; whole numbers in digits by value; anything else as text. */
-function compareIds(a: IdKey, b: IdKey): number {
-  if (a.number !== undefined && b.number !== undefined) return a.number - b.number;
-  if (a.whole !== undefined && b.whole !== undefined) return compareWhole(a.whole, b.whole);
-  return a.text < b.text ? -1 : a.text > b.text ? 1 : 0;
+/** Numbers by value; whole numbers in digits by value; anything else as text. Makes no object. */
+function compareIds(a: unknown, b: unknown): number {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  const left = typeof a === "string" ? a : String(a);
+  const right = typeof b === "string" ? b : String(b);
+  const leftAt = wholeAt(left);
+  const rightAt = leftAt === 0 ? 0 : wholeAt(right);
+  if (leftAt !== 0 && rightAt !== 0) return compareWhole(left, leftAt, right, rightAt);
+  return left < right ? -1 : left > right ? 1 : 0;
 }
 
 function timeOf(value: unknown): number | null {
@@ -114,32 +112,21 @@ export function sortIntoClaimOrder<T extends { readonly row: ClaimedRow }>(
   table: TableDefinition,
   items: T[],
 ): T[] {
-  if (items.length < 2) return items;
   const { priority, runAt } = table.columns;
-  // Each row's keys read once (not once per comparison); the sort is stable, as before.
-  const keyed = items.map((item) => ({
-    item,
-    priority: priority === undefined ? 0 : Number(item.row.row[priority]),
-    runAt: runAt === undefined ? null : timeOf(item.row.row[runAt]),
-    id: idKey(item.row.id),
-  }));
-  keyed.sort((a, b) => {
+  return items.sort((a, b) => {
     if (priority !== undefined) {
-      const diff = a.priority - b.priority;
+      const diff = Number(a.row.row[priority]) - Number(b.row.row[priority]);
       if (diff !== 0 && Number.isFinite(diff)) return diff;
     }
     if (runAt !== undefined) {
-      const x = a.runAt;
-      const y = b.runAt;
+      const x = timeOf(a.row.row[runAt]);
+      const y = timeOf(b.row.row[runAt]);
       if (x !== y) {
         if (x === null) return -1;
         if (y === null) return 1;
         return x - y;
       }
     }
-    return compareIds(a.id, b.id);
+    return compareIds(a.row.id, b.row.id);
   });
-  for (let index = 0; index < keyed.length; index += 1)
-    items[index] = (keyed[index] as (typeof keyed)[number]).item;
-  return items;
 }
