@@ -33,15 +33,45 @@ export function claimedRowOf(
   );
 }
 
+/**
+ * Where the significant digits of `text` start (1-based, negative for a negative number), or 0
+ * where `text` is not a whole number written in ASCII digits (how `pg` reads a `bigint`).
+ */
+function wholeAt(text: string): number {
+  const negative = text.charCodeAt(0) === 45;
+  let start = negative ? 1 : 0;
+  if (start === text.length) return 0;
+  for (let index = start; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code < 48 || code > 57) return 0;
+  }
+  while (start < text.length - 1 && text.charCodeAt(start) === 48) start += 1;
+  // Minus zero is zero.
+  const zero = start === text.length - 1 && text.charCodeAt(start) === 48;
+  return negative && !zero ? -(start + 1) : start + 1;
+}
+
+/** Two whole numbers written in digits (`wholeAt` of each given), by value, without making a `BigInt`. */
+function compareWhole(a: string, aAt: number, b: string, bAt: number): number {
+  const aNegative = aAt < 0;
+  if (aNegative !== bAt < 0) return aNegative ? -1 : 1;
+  const aStart = Math.abs(aAt) - 1;
+  const bStart = Math.abs(bAt) - 1;
+  let magnitude = a.length - aStart - (b.length - bStart);
+  for (let index = 0; magnitude === 0 && aStart + index < a.length; index += 1) {
+    magnitude = a.charCodeAt(aStart + index) - b.charCodeAt(bStart + index);
+  }
+  return aNegative ? -magnitude : magnitude;
+}
+
+/** Numbers by value; whole numbers in digits by value; anything else as text. Makes no object. */
 function compareIds(a: unknown, b: unknown): number {
   if (typeof a === "number" && typeof b === "number") return a - b;
-  const left = String(a);
-  const right = String(b);
-  if (/^-?\d+$/.test(left) && /^-?\d+$/.test(right)) {
-    const x = BigInt(left);
-    const y = BigInt(right);
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
+  const left = typeof a === "string" ? a : String(a);
+  const right = typeof b === "string" ? b : String(b);
+  const leftAt = wholeAt(left);
+  const rightAt = leftAt === 0 ? 0 : wholeAt(right);
+  if (leftAt !== 0 && rightAt !== 0) return compareWhole(left, leftAt, right, rightAt);
   return left < right ? -1 : left > right ? 1 : 0;
 }
 

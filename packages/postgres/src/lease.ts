@@ -17,6 +17,7 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
+import { ArrayParam } from "./array-param.js";
 import { claimedRowOf, sortIntoClaimOrder } from "./claimed-row.js";
 import { execute, HeldConnection } from "./connection.js";
 import { fifoGroupKey, waitFifoGuard } from "./fifo.js";
@@ -83,8 +84,8 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     try {
       result = await execute(this.#options.pool, this.#options.extend, {
         expiry,
-        ids: held.map((hold) => hold.id),
-        tokens: held.map((hold) => hold.token.expiry),
+        ids: new ArrayParam(held.map((hold) => hold.id)),
+        tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
       });
     } catch (error) {
       throw normalizeError(error, {
@@ -137,8 +138,8 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     let result: QueryResultLike;
     try {
       result = await execute(pool, stmt, {
-        ids: held.map((hold) => hold.id),
-        tokens: held.map((hold) => hold.token.expiry),
+        ids: new ArrayParam(held.map((hold) => hold.id)),
+        tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
         ...(settlement.kind === "markProcessed" ? { at: settlement.at } : {}),
       });
     } catch (error) {

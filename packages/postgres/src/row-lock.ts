@@ -19,6 +19,7 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
+import { ArrayParam } from "./array-param.js";
 import { claimedRowOf } from "./claimed-row.js";
 import { HeldConnection } from "./connection.js";
 import { fifoGroupKey, tryFifoGuard } from "./fifo.js";
@@ -302,7 +303,8 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     const at = settlement.kind === "markProcessed" ? { at: settlement.at } : {};
     return {
       stmt,
-      values: one === undefined ? { ids: rows.map((row) => row.id), ...at } : { id: one.id, ...at },
+      values:
+        one === undefined ? { ids: new ArrayParam(rows.map((row) => row.id)), ...at } : { id: one.id, ...at },
     };
   }
 
