@@ -4,13 +4,30 @@
 // here, so that the coverage figures are those of `packages/core/src`: the line coverage of core's
 // subscription and claim runtimes from these database-free tests. A file below its threshold
 // fails the run (and CI, which runs `pnpm test`).
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { vitestConfig } from "@rowclaim/tooling/vitest";
 import { defineConfig } from "vitest/config";
 
 const coreSource = fileURLToPath(new URL("../core/src/", import.meta.url));
 const shared = vitestConfig("conformance");
+
+/**
+ * Each entry point of core (its package.json `exports`, as `./dist/<file>.js`) resolved to the
+ * source file it is built from: `@rowclaim/core/driver` is `src/driver-api.ts`, not `src/driver.ts`.
+ */
+const coreExports = (
+  JSON.parse(readFileSync(new URL("../core/package.json", import.meta.url), "utf8")) as {
+    exports: Record<string, string | { default?: string }>;
+  }
+).exports;
+const coreAliases = Object.entries(coreExports).flatMap(([entry, target]) => {
+  const built = typeof target === "string" ? target : target.default;
+  const file = built?.match(/^\.\/dist\/(.+)\.js$/)?.[1];
+  if (file === undefined) return [];
+  const name = entry === "." ? "@rowclaim/core" : `@rowclaim/core/${entry.slice(2)}`;
+  return [{ find: new RegExp(`^${name.replaceAll("/", "\\/")}$`), replacement: `${coreSource}${file}.ts` }];
+});
 
 /** The files measured: the subscription (split into `subscription-*.ts`), the form runtimes and the ack carrier. */
 const measured = ["subscription*.ts", "*-runtime.ts", "ack-carrier.ts"];
@@ -34,10 +51,7 @@ const perFile = Object.fromEntries(
 
 export default defineConfig({
   resolve: {
-    alias: [
-      { find: /^@rowclaim\/core$/, replacement: `${coreSource}index.ts` },
-      { find: /^@rowclaim\/core\/(.+)$/, replacement: `${coreSource}$1.ts` },
-    ],
+    alias: coreAliases,
   },
   test: {
     ...shared.test,
