@@ -51,14 +51,36 @@ function listenedChannel(text: string): string | undefined {
   return match?.[1]?.replaceAll('""', '"');
 }
 
+/** An array element as it stands in a PostgreSQL array literal. */
+function element(value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  if (Array.isArray(value)) return `{${value.map(element).join(",")}}`;
+  const text =
+    value instanceof Date
+      ? value.toISOString()
+      : value instanceof Uint8Array
+        ? `\\x${Buffer.from(value).toString("hex")}`
+        : typeof value === "object"
+          ? JSON.stringify(value)
+          : String(value);
+  return `"${text.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+}
+
 /**
- * The values as postgres.js takes them: `undefined` is sent as NULL (as `pg` does), and a string
- * is sent with the type left to the server as for a literal (OID 705, `unknown`), so that JSON
- * text bound to a `jsonb` parameter is stored as it is, not encoded once more.
+ * The values as postgres.js takes them: `undefined` is sent as NULL (as `pg` does); a string, and
+ * an array as the array literal `pg` would send, go with their type left to the server as for a
+ * literal (OID 705, `unknown`): JSON text bound to a `jsonb` parameter is stored as it is, not
+ * encoded once more, and the dialect's `$1::bigint[]` casts read the arrays.
  */
 function valuesFor(sql: Sql, values: readonly unknown[] | undefined): never[] {
   return (values ?? []).map((value) =>
-    value === undefined ? null : typeof value === "string" ? sql.typed(value, 705) : value,
+    value === undefined
+      ? null
+      : typeof value === "string"
+        ? sql.typed(value, 705)
+        : Array.isArray(value)
+          ? sql.typed(element(value), 705)
+          : value,
   ) as never[];
 }
 
@@ -150,6 +172,6 @@ export function poolOf(sql: Sql): PoolLike {
     },
     end: () => sql.end({ timeout: 5 }),
     // The pool's size, where the driver checks a subscription's workers against it.
-    options: { max: sql.options.max },
+    options: { max: (sql as Partial<Sql>).options?.max },
   } as PoolLike;
 }

@@ -65,11 +65,33 @@ const optionKeys = Object.freeze(
   } satisfies OptionKeySet<PostgresJsDriverOptions>),
 );
 
-/** A postgres.js `sql` of the caller's (a `sql.begin` transaction, a reserved connection) as a client to publish on. */
-function publishClient(client: unknown): unknown {
+/**
+ * A postgres.js `sql` of the caller's (a `sql.begin` transaction) as a client to publish on. It
+ * is checked to be inside an open transaction once, before the first statement (`SAVEPOINT`
+ * works only there): a pool's `sql`, or a transaction's after it ended, would commit at once.
+ */
+function publishClient(table: TableDefinition, client: unknown): unknown {
   if (typeof client !== "function" || typeof (client as Partial<Sql>).unsafe !== "function") return client;
   const tx = poolOf(client as Sql);
-  return { query: tx.query } satisfies QueryableLike;
+  let checked: Promise<unknown> | undefined;
+  const check = async (): Promise<void> => {
+    try {
+      await tx.query({ text: "SAVEPOINT rowclaim_publish_check" });
+      await tx.query({ text: "RELEASE SAVEPOINT rowclaim_publish_check" });
+    } catch (error) {
+      throw new InvalidArgumentError(
+        `publish(${table.name}, …, { client }): the postgres.js sql given is not inside an open transaction (or its transaction failed), so the rows would commit at once. Pass the sql of sql.begin(), inside its callback.`,
+        { table: table.name, cause: error },
+      );
+    }
+  };
+  return {
+    async query(config) {
+      checked ??= check();
+      await checked;
+      return tx.query(config);
+    },
+  } satisfies QueryableLike;
 }
 
 /**
@@ -109,6 +131,6 @@ export function createPostgresJsDriver(options: PostgresJsDriverOptions): Postgr
     table: TableDefinition,
     rows: readonly PublishRow[],
     publishOptions: DriverPublishOptions,
-  ) => publish(table, rows, { ...publishOptions, client: publishClient(publishOptions.client) });
+  ) => publish(table, rows, { ...publishOptions, client: publishClient(table, publishOptions.client) });
   return driver as PostgresJsDriver;
 }

@@ -44,7 +44,12 @@ interface Watch {
  * pass `watch`.
  */
 function watchedSql(max: number, appName: string, url: string, watch: Watch = {}) {
-  const sql = postgres(url, { max, connection: { application_name: appName }, onnotice: () => {} });
+  const sql = postgres(url, {
+    max,
+    idle_timeout: 5,
+    connection: { application_name: appName },
+    onnotice: () => {},
+  });
   const out = new Set<Watched>();
   const reserve = sql.reserve.bind(sql);
   sql.reserve = async () => {
@@ -109,6 +114,19 @@ export function postgresJsHarness(options: {
   const byPid = new Map<number, Watched>();
   const ended: Sql[] = [];
   const make = (driverOptions: PostgresJsDriverOptions): Driver => createPostgresJsDriver(driverOptions);
+  // A driver on an instance of the harness's that no test ends itself: ended right after the driver closed.
+  const makeEnding = (sql: Sql, driverOptions: PostgresJsDriverOptions): Driver => {
+    const driver = make(driverOptions);
+    const close = driver.close.bind(driver);
+    driver.close = async () => {
+      try {
+        await close();
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+    };
+    return driver;
+  };
   const own = (max: number, appName: string, watch: Watch = {}) => {
     const made = watchedSql(max, appName, url, {
       ...watch,
@@ -128,7 +146,7 @@ export function postgresJsHarness(options: {
     createDriver() {
       const { sql } = own(12, "rowclaim-conformance");
       ended.push(sql);
-      return make({ sql, notify: true });
+      return makeEnding(sql, { sql, notify: true });
     },
     createUserPoolDriver(): UserPoolDriver {
       const { sql, out } = own(12, "rowclaim-user-pool");
@@ -164,7 +182,7 @@ export function postgresJsHarness(options: {
         },
       });
       ended.push(sql);
-      return make({ sql });
+      return makeEnding(sql, { sql });
     },
     createSizedPoolDriver({ max, acquireTimeoutMs }) {
       const { sql, out } = own(max, "rowclaim-sized-pool");
