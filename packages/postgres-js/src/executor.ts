@@ -1,11 +1,4 @@
-/**
- * A postgres.js `Sql` instance as the pool `@rowclaim/postgres` runs on ({@link PoolLike}): a
- * held connection is a `sql.reserve()`d one, a statement is `unsafe(text, values, { prepare })`,
- * LISTEN goes through `sql.listen` (postgres.js hands notifications to its own listening
- * connection only), and postgres.js's errors take the shape `pg`'s have.
- *
- * @module
- */
+/** A postgres.js `Sql` as the pool `@rowclaim/postgres` runs on ({@link PoolLike}); see the README. @module */
 import type {
   NotificationLike,
   PoolClientLike,
@@ -23,11 +16,7 @@ const lostCodes: Readonly<Record<string, string>> = {
   CONNECT_TIMEOUT: "08001",
 };
 
-/**
- * `error` as `@rowclaim/postgres` reads errors: a postgres.js connection error gets the SQLSTATE
- * of a lost connection (class 08), a server error also names its column and constraint the way
- * `pg` does. Anything else is returned as it is.
- */
+/** `error` in `pg`'s shape: a lost connection gets a class 08 `code`, a server error `column`/`constraint`. */
 export function asPgError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const fields = error as Error & Record<string, unknown>;
@@ -67,10 +56,8 @@ function element(value: unknown): string {
 }
 
 /**
- * The values as postgres.js takes them: `undefined` is sent as NULL (as `pg` does); a string, and
- * an array as the array literal `pg` would send, go with their type left to the server as for a
- * literal (OID 705, `unknown`): JSON text bound to a `jsonb` parameter is stored as it is, not
- * encoded once more, and the dialect's `$1::bigint[]` casts read the arrays.
+ * The values for postgres.js: `undefined` as NULL; strings and arrays (as array literals) typed
+ * `unknown` (705) like a literal, so JSON text for `jsonb` is not encoded again, `$1::int8[]` casts.
  */
 function valuesFor(sql: Sql, values: readonly unknown[] | undefined): never[] {
   return (values ?? []).map((value) =>
@@ -106,10 +93,8 @@ async function run(sql: Sql, config: QueryConfigLike): Promise<QueryResultLike &
 export type ReservedClient = ReservedSql & PoolClientLike;
 
 /**
- * A reserved connection as a {@link PoolClientLike}. A connection that broke is never given back
- * with `release()` (postgres.js put it back among its closed connections already); one released
- * to be destroyed has its backend ended from the pool first, so that nothing of its session (a
- * transaction, an advisory lock) is left.
+ * A reserved connection as a {@link PoolClientLike}: one that broke is not `release()`d (postgres.js
+ * keeps it among its closed ones); one to destroy has its backend ended from the pool.
  */
 function heldClient(sql: Sql, reserved: ReservedSql): ReservedClient {
   const notified = new Set<(message: NotificationLike) => void>();
