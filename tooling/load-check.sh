@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # The load check: runs the whole `pnpm test` N times in a row (default 3) while a CPU burner keeps
 # every core busy, and stops at the first failure. It sets ROWCLAIM_LOAD=1, which turns on the
-# longest checks (the conformance heap test on PostgreSQL and MariaDB, deeper kill loops, larger
-# drains) that a plain `pnpm test` leaves out. Tests must wait for the states they assert,
-# never for fixed times; on a loaded machine a test that does not is found here.
+# longest checks that a plain `pnpm test` (and so .ci/run) leaves out:
+#   - the conformance heap test (100,000 rows) on PostgreSQL, MariaDB and SQLite (the in-memory
+#     reference driver runs it in every pnpm test: tooling/test-env.mjs, heapTestOptOut);
+#   - the conformance start-up fault tests before every start-up statement in turn, per form, on
+#     PostgreSQL and MariaDB (a plain run ends the sessions before the first statement of each
+#     kind only: tooling/test-env.mjs, loadStepOptOuts);
+#   - deeper kill loops, larger drains, the 20-process unique-key runs.
+# Tests must wait for the states they assert, never for fixed times; on a loaded machine a test
+# that does not is found here.
 #
 #   tooling/load-check.sh [runs]        # from the repository root; ROWCLAIM_LOAD_BURNERS=n burners
 #

@@ -6,8 +6,9 @@
 # skipLibCheck) and run it against the real database (PostgreSQL on pg and on postgres.js); the same for a CommonJS project; the
 # command line with the PostgreSQL driver only (no other client installed, DRIVER_NOT_INSTALLED
 # for another database); `@rowclaim/sqlite/sql` without better-sqlite3; finally install the packed
-# conformance suite the way a third-party driver author does and run it against the packed
-# PostgreSQL driver.
+# conformance suite the way a third-party driver author does and run a representative set of its
+# sub-suites against the packed PostgreSQL driver (conformance/conformance.test.ts says which: it
+# proves the tarballs work; the workspace's run of the whole suite proves the behaviour).
 # Any failure exits non-zero. Usage: tooling/user-install/check.sh [work-dir]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -135,7 +136,7 @@ if (cd "$app" && node --input-type=module -e 'await import("@rowclaim/sqlite")' 
   fail "@rowclaim/sqlite loaded without better-sqlite3: the check above proves nothing"
 fi
 
-log "third-party conformance run: the packed suite against the packed PostgreSQL driver"
+log "third-party conformance run: sub-suites of the packed suite against the packed PostgreSQL driver"
 app=$(new_app user-conformance)
 npm_install "$app" "$(tarball @rowclaim/core)" "$(tarball @rowclaim/postgres)" "pg@$PG"
 npm_install "$app" -D "$(tarball @rowclaim/conformance)" "vitest@$VITEST" "vite@$VITE" \

@@ -1,13 +1,16 @@
 /**
  * What every queue in the benchmark offers: fill its queue with N no-op jobs (not timed), then
- * drain them with a number of workers (timed, from the moment it starts consuming to the moment
- * the database holds no unfinished job of the run).
+ * drain them with a number of workers, running the handler of a {@link DrainRun} on every job and
+ * telling it when the last settlement is committed. Every contender is timed the same way, by
+ * its run: from the first handler call (the first claim's rows in hand) to the moment the
+ * database holds no unfinished job of the drain; its Node CPU over the same span.
  *
  * @module
  */
+import type { Handler } from "./work.js";
 
 /** Where a contender keeps its jobs. */
-export type Database = "postgres" | "sqlite";
+export type Database = "postgres" | "mysql" | "sqlite";
 
 /** One queue under test, in one configuration. */
 export interface Contender {
@@ -20,10 +23,57 @@ export interface Contender {
   readonly settings: string;
   /** Puts `jobs` no-op jobs in the queue, after removing anything left from an earlier drain. */
   fill(jobs: number): Promise<void>;
-  /** Drains the queue with `workers` handlers at once; resolves the milliseconds it took and the jobs done. */
-  drain(workers: number, jobs: number): Promise<{ readonly ms: number; readonly done: number }>;
+  /**
+   * Drains the queue with `workers` handlers at once, each job through `run.handler`, and calls
+   * `run.settled()` the moment every job is settled (before stopping anything); resolves the
+   * jobs done.
+   */
+  drain(workers: number, jobs: number, run: DrainRun): Promise<number>;
   /** Closes every connection. */
   close(): Promise<void>;
+}
+
+/** One drain's figures: the time and this process's CPU from the first handler call to the last settlement. */
+export interface DrainFigures {
+  readonly ms: number;
+  /** User + system CPU of the process, µs. */
+  readonly cpuMicros: number;
+}
+
+/**
+ * The clock of one drain: `handler` is the benchmark's handler with the drain's start marked at
+ * its first call (the time and `process.cpuUsage()`); `settled()` marks the end.
+ */
+export class DrainRun {
+  /** The handler every job goes through. */
+  readonly handler: Handler;
+  #startedAt: number | undefined;
+  #cpuAtStart: NodeJS.CpuUsage | undefined;
+  #figures: DrainFigures | undefined;
+
+  constructor(work: Handler) {
+    this.handler = (payload) => {
+      if (this.#startedAt === undefined) {
+        this.#cpuAtStart = process.cpuUsage();
+        this.#startedAt = performance.now();
+      }
+      return work(payload);
+    };
+  }
+
+  /** Marks the moment every job of the drain is settled (the first call counts). */
+  settled(): void {
+    if (this.#figures !== undefined || this.#startedAt === undefined) return;
+    const ms = performance.now() - this.#startedAt;
+    const cpu = process.cpuUsage(this.#cpuAtStart);
+    this.#figures = { ms, cpuMicros: cpu.user + cpu.system };
+  }
+
+  /** The drain's figures, once {@link DrainRun.settled} was called. */
+  figures(): DrainFigures {
+    if (this.#figures === undefined) throw new Error("the drain did not report its last settlement");
+    return this.#figures;
+  }
 }
 
 /** Resolves once `check()` resolves true, checking every `everyMs`; rejects after `timeoutMs`. */

@@ -7,7 +7,6 @@
 import { Logger, makeWorkerUtils, run, type WorkerUtils } from "graphile-worker";
 import pg from "pg";
 import { type Contender, chunks, payloads, waitUntil } from "./contender.js";
-import { type HandlerKind, handlerOf } from "./work.js";
 
 /** A logger that prints only errors (graphile-worker logs every start and stop at info). */
 export const quietLogger = new Logger(() => (level, message) => {
@@ -20,8 +19,7 @@ export const graphileTuning = {
 } as const;
 
 /** graphile-worker on the PostgreSQL database at `url`. */
-export function graphileWorker(url: string, poolSize: number, handler: HandlerKind): Contender {
-  const work = handlerOf(handler);
+export function graphileWorker(url: string, poolSize: number): Contender {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on("error", (error) => process.stderr.write(`[graphile-worker pool] ${error.message}\n`));
   let utils: WorkerUtils | undefined;
@@ -33,7 +31,7 @@ export function graphileWorker(url: string, poolSize: number, handler: HandlerKi
     id: "graphile-worker",
     label: "graphile-worker",
     database: "postgres",
-    settings: `0.18.0, localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0, concurrency = workers, ${handler} handler`,
+    settings: `0.18.0, localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0, concurrency = workers`,
     async fill(jobs) {
       utils ??= await makeWorkerUtils({ pgPool: pool, logger: quietLogger });
       await utils.migrate();
@@ -44,9 +42,8 @@ export function graphileWorker(url: string, poolSize: number, handler: HandlerKi
         await utils.addJobs(part.map((payload) => ({ identifier: "noop", payload })));
       }
     },
-    async drain(workers, jobs) {
+    async drain(workers, jobs, drainRun) {
       let handled = 0;
-      const start = performance.now();
       const runner = await run({
         pgPool: pool,
         concurrency: workers,
@@ -54,7 +51,7 @@ export function graphileWorker(url: string, poolSize: number, handler: HandlerKi
         logger: quietLogger,
         taskList: {
           noop: async (payload) => {
-            await work(payload);
+            await drainRun.handler(payload);
             handled += 1;
           },
         },
@@ -63,9 +60,9 @@ export function graphileWorker(url: string, poolSize: number, handler: HandlerKi
       await waitUntil(() => handled >= jobs, "graphile-worker's handlers", 600_000);
       // Completions are batched: the drain ends when the database holds no job.
       await waitUntil(async () => (await unfinished()) === 0, "graphile-worker's completions", 60_000, 1);
-      const ms = performance.now() - start;
+      drainRun.settled();
       await runner.stop();
-      return { ms, done: handled };
+      return handled;
     },
     async close() {
       // Only a contender that filled the queue empties it: a skipped one leaves other runs' jobs alone.

@@ -20,9 +20,9 @@ import { makeWorkerUtils, type Runner, run } from "graphile-worker";
 import pg from "pg";
 import { PgBoss } from "pg-boss";
 import { better, defineQueue, defineWorker } from "plainjob";
+import { benchTable } from "./bench-table.js";
 import { graphileTuning, quietLogger } from "./graphile-worker.js";
 import { logErrors } from "./pg-boss.js";
-import { benchTable } from "./rowclaim.js";
 import { percentile, round } from "./statistics.js";
 
 /** Milliseconds since the epoch, with sub-millisecond resolution. */

@@ -35,6 +35,8 @@ export interface LoopBenchJson {
 }
 
 const { values } = parseArgs({
+  // `pnpm … start -- --flag` passes the `--` on.
+  args: process.argv.slice(2).filter((arg, index) => index > 0 || arg !== "--"),
   options: {
     jobs: { type: "string", default: "10000" },
     workers: { type: "string", default: "1,8" },

@@ -1,24 +1,20 @@
 /**
- * The workspace benchmark: rowclaim's forms beside graphile-worker and pg-boss on one
- * PostgreSQL, rowclaim's SQLite lease form beside plainjob, N pre-inserted no-op jobs, each
- * worker count, interleaved rounds (each round runs every queue once per worker count, in an
- * order that turns from round to round), medians; then publish → handler latency. Prints the
- * figures and the ratios, writes `results/results.json` and draws `results/results.svg`.
+ * The workspace benchmark: rowclaim's forms beside graphile-worker and pg-boss on PostgreSQL,
+ * beside hand-written loops and each database's own ceiling (a bulk loop) on PostgreSQL,
+ * MariaDB/MySQL and SQLite, and rowclaim's SQLite lease form beside plainjob; N pre-inserted jobs
+ * per drain, each worker count, interleaved rounds (each round runs every contender once per
+ * worker count, in an order that turns from round to round), medians; then publish → handler
+ * latency. Every contender runs in a process of its own (`contender-process.ts`), so the Node CPU
+ * per job printed beside its figure is its own, and is timed the same way: from its first handler
+ * call to the moment its last settlement is committed. Prints the figures and the ratios, writes
+ * `results/results.json` and draws `results/results.svg`.
  *
- * Run: `pnpm --filter @rowclaim/bench build && pnpm --filter @rowclaim/bench start [-- flags]`.
- * Flags: `--jobs N` (10000), `--workers 1,8`, `--rounds N` (3), `--latency-samples N` (200, 0
- * skips latency), `--url URL` (`ROWCLAIM_POSTGRES_URL` or the local service), `--only id,id`,
- * `--pg-boss-batch LIST` (`500`: pg-boss's batch sizes, one contender each),
- * `--out DIR` (`results`, beside `package.json`), `--subscribe JSON` (rowclaim's subscribe options
- * beside the workers, for example `'{"batch":4}'`; default none: the library's defaults),
- * `--prefetch LIST` (`500`: the throughput variants of the lease and row lock forms, one
- * contender per size; `0`: none), `--latency-only` (no throughput run; `--only` then picks the
- * latency subjects: `rowclaim-pg-lease`, `rowclaim-pg-rowLock`, `rowclaim-pg-advisory`,
- * `graphile-worker`, `rowclaim-sqlite-lease`, `pg-boss`, `plainjob`).
+ * Run: `pnpm --filter @rowclaim/bench build && pnpm --filter @rowclaim/bench start [-- flags]`;
+ * the flags are in the README.
  *
  * @module
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, fork } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { cpus, release as osRelease, type as osType, totalmem } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
@@ -26,54 +22,59 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { SubscribeOptions } from "@rowclaim/core";
 import Database from "better-sqlite3";
+import mysql from "mysql2/promise";
 import pg from "pg";
-import { bulkLoopPostgres } from "./bulk-loop.js";
 import { type ChartPanel, renderChart } from "./chart.js";
-import type { Contender } from "./contender.js";
-import { graphileWorker } from "./graphile-worker.js";
+import type { Database as DatabaseName } from "./contender.js";
+import type { Reply, Request } from "./contender-process.js";
+import { contenderEntries, type RunSettings, referencesOf } from "./contenders.js";
 import { type LatencyResult, measureLatencies } from "./latency.js";
-import { pgBoss } from "./pg-boss.js";
-import { plainjob } from "./plainjob.js";
-import { rowclaimPostgres, rowclaimSqlite } from "./rowclaim.js";
-import { sqliteLoop } from "./sqlite-loop.js";
 import { median, round } from "./statistics.js";
 import { parseHandlerKind } from "./work.js";
 
-/** One queue's throughput at one worker count. */
+/** One contender's throughput at one worker count. */
 export interface ThroughputResult {
   readonly id: string;
   readonly label: string;
-  readonly database: "postgres" | "sqlite";
+  readonly database: DatabaseName;
   readonly settings: string;
   readonly workers: number;
   /** Jobs per second, round by round. */
   readonly perSecond: readonly number[];
   readonly median: number;
-  /** Node CPU (user + system) of this process per job, µs, round by round. */
+  /** Node CPU (user + system) of the contender's process per job, µs, round by round. */
   readonly cpuMicrosPerJob: readonly number[];
   /** The median of {@link ThroughputResult.cpuMicrosPerJob}. */
   readonly medianCpuMicrosPerJob: number;
 }
 
-/** A ratio of two medians at one worker count. */
+/** A ratio of two medians at one worker count: jobs/s, and Node CPU per job. */
 export interface RatioResult {
-  readonly database: "postgres" | "sqlite";
+  readonly database: DatabaseName;
   readonly workers: number;
   readonly subject: string;
   readonly versus: string;
+  /** The subject's median jobs/s ÷ the other's. */
   readonly ratio: number;
+  /** The subject's median Node CPU per job ÷ the other's. */
+  readonly cpuRatio: number;
 }
 
 const { values } = parseArgs({
+  // `pnpm … start -- --flag` passes the `--` on.
+  args: process.argv.slice(2).filter((arg, index) => index > 0 || arg !== "--"),
   options: {
     jobs: { type: "string", default: "10000" },
     workers: { type: "string", default: "1,8" },
+    "sqlite-workers": { type: "string", default: "1" },
     rounds: { type: "string", default: "3" },
     "latency-samples": { type: "string", default: "200" },
     url: {
       type: "string",
       default: process.env.ROWCLAIM_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test",
     },
+    mysql: { type: "string", default: process.env.ROWCLAIM_MYSQL_URL ?? "mysql://root@127.0.0.1:3306/test" },
+    databases: { type: "string", default: "postgres,mysql,sqlite" },
     only: { type: "string" },
     subscribe: { type: "string", default: "{}" },
     "pg-boss-batch": { type: "string", default: "500" },
@@ -85,65 +86,130 @@ const { values } = parseArgs({
   allowPositionals: false,
 });
 
+const numbers = (list: string): number[] =>
+  list
+    .split(",")
+    .filter((item) => item.trim() !== "")
+    .map(Number);
 const jobs = Number(values.jobs);
-const workerCounts = values.workers.split(",").map(Number);
+const serverWorkers = numbers(values.workers);
+const sqliteWorkers = numbers(values["sqlite-workers"]);
+const workersOf = (database: DatabaseName): readonly number[] =>
+  database === "sqlite" ? sqliteWorkers : serverWorkers;
+const workerCounts = [...new Set([...serverWorkers, ...sqliteWorkers])].sort((a, b) => a - b);
 const rounds = Number(values.rounds);
 const latencySamples = Number(values["latency-samples"]);
 const url = values.url;
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 const outDir = isAbsolute(values.out) ? values.out : resolve(packageDir, values.out);
-const poolSize = Math.max(...workerCounts) + 4;
-
-// Subscribe options for rowclaim beside the workers (none by default: the library's defaults).
-const extra = JSON.parse(values.subscribe) as SubscribeOptions;
-// The throughput variants: rowclaim's lease and row lock forms with `prefetch`, beside the defaults.
-const prefetchSizes = values.prefetch
-  .split(",")
-  .filter((size) => size.trim() !== "")
-  .map(Number)
-  .filter((size) => size > 0);
+const maxWorkers = Math.max(...workerCounts);
 const latencyOnly = values["latency-only"];
-const handler = parseHandlerKind(values.handler);
-
-const all: Contender[] = [
-  rowclaimPostgres(url, "lease", poolSize, handler, extra),
-  // The rate take's claim cost: the lease defaults with a rate limit the drain never reaches.
-  rowclaimPostgres(url, "lease", poolSize, handler, extra, {
-    rateLimit: { limit: 1_000_000_000, intervalMs: 1000 },
-  }),
-  rowclaimPostgres(url, "rowLock", poolSize, handler, extra),
-  rowclaimPostgres(url, "advisory", poolSize, handler, extra),
-  // The advisory form with a per-key limit beside it: the claim cost the slots add.
-  rowclaimPostgres(url, "advisory", poolSize, handler, extra, undefined, 3),
-  ...prefetchSizes.flatMap((prefetch) => [
-    rowclaimPostgres(url, "lease", poolSize, handler, extra, { prefetch }),
-    rowclaimPostgres(url, "rowLock", poolSize, handler, extra, { prefetch }),
-  ]),
-  graphileWorker(url, poolSize, handler),
-  ...values["pg-boss-batch"].split(",").map((size) => pgBoss(url, poolSize, Number(size), handler)),
-  bulkLoopPostgres(url, poolSize, handler),
-  rowclaimSqlite("full", handler, extra),
-  sqliteLoop("full", handler),
-  rowclaimSqlite("normal", handler, extra),
-  plainjob(handler),
-];
+const pgBossBatches = numbers(values["pg-boss-batch"]);
+const settings: RunSettings = {
+  postgresUrl: url,
+  mysqlUrl: values.mysql,
+  poolSize: maxWorkers + 4,
+  maxWorkers,
+  handler: parseHandlerKind(values.handler),
+  // Subscribe options for rowclaim beside the workers (none by default: the library's defaults).
+  subscribe: JSON.parse(values.subscribe) as SubscribeOptions,
+  // The throughput variants: rowclaim's lease and row lock forms with `prefetch`, beside the defaults.
+  prefetch: numbers(values.prefetch).filter((size) => size > 0),
+  pgBossBatches,
+};
+const databases = values.databases.split(",") as DatabaseName[];
 const only = values.only?.split(",");
-const contenders = latencyOnly
+const entries = latencyOnly
   ? []
-  : only === undefined
-    ? all
-    : all.filter((contender) => only.includes(contender.id));
-for (const skipped of all.filter((contender) => !contenders.includes(contender))) await skipped.close();
+  : contenderEntries(settings).filter(
+      (entry) => databases.includes(entry.database) && (only === undefined || only.includes(entry.id)),
+    );
 
 const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
+
+/** A contender in a process of its own, asked one thing at a time. */
+class ContenderProcess {
+  readonly id: string;
+  readonly database: DatabaseName;
+  label = "";
+  settings = "";
+  readonly #child: ReturnType<typeof fork>;
+  #waiting: ((reply: Reply) => void) | undefined;
+  /** Replies that came before anyone waited for them (the `ready`). */
+  readonly #early: Reply[] = [];
+  readonly #exited: Promise<void>;
+
+  constructor(id: string, database: DatabaseName) {
+    this.id = id;
+    this.database = database;
+    this.#child = fork(
+      fileURLToPath(new URL("./contender-process.js", import.meta.url)),
+      [id, JSON.stringify(settings)],
+      { execArgv: ["--expose-gc"], stdio: ["ignore", "inherit", "inherit", "ipc"] },
+    );
+    this.#child.on("message", (reply: Reply) => {
+      const waiting = this.#waiting;
+      this.#waiting = undefined;
+      if (waiting === undefined) this.#early.push(reply);
+      else waiting(reply);
+    });
+    this.#exited = new Promise((done) => this.#child.once("exit", () => done()));
+  }
+
+  /** Waits for the process's `ready`. */
+  async ready(): Promise<void> {
+    const reply = await this.#next();
+    if (reply.op !== "ready")
+      throw new Error(`${this.id}: ${reply.op === "error" ? reply.message : reply.op}`);
+    this.label = reply.label;
+    this.settings = reply.settings;
+  }
+
+  #next(): Promise<Reply> {
+    const early = this.#early.shift();
+    if (early !== undefined) return Promise.resolve(early);
+    return new Promise((done, fail) => {
+      const onExit = (): void => fail(new Error(`${this.id}: the contender's process ended`));
+      this.#child.once("exit", onExit);
+      this.#waiting = (reply) => {
+        this.#child.off("exit", onExit);
+        done(reply);
+      };
+    });
+  }
+
+  /** Sends `request` and resolves the reply (rejects on an error reply). */
+  async ask(request: Request): Promise<Reply> {
+    const reply = this.#next();
+    this.#child.send(request);
+    const answer = await reply;
+    if (answer.op === "error") throw new Error(`${this.id}: ${answer.message}`);
+    return answer;
+  }
+
+  /** Closes the contender and waits for its process to end. */
+  async close(): Promise<void> {
+    if (this.#child.exitCode === null && this.#child.connected) {
+      await this.ask({ op: "close" }).catch((error: Error) => log(error.message));
+    }
+    await this.#exited;
+  }
+}
 
 async function machine(): Promise<Record<string, unknown>> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const version = (await client.query("SHOW server_version")).rows[0] as { server_version: string };
   await client.end();
+  let mariadb = "not run";
+  if (databases.includes("mysql")) {
+    const connection = await mysql.createConnection({ uri: values.mysql });
+    const [rows] = await connection.query<mysql.RowDataPacket[]>("SELECT VERSION() AS v");
+    mariadb = String(rows[0]?.v);
+    await connection.end();
+  }
   const db = new Database(":memory:");
   const sqlite = (db.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v;
   db.close();
@@ -160,8 +226,9 @@ async function machine(): Promise<Record<string, unknown>> {
     os: `${osType()} ${osRelease()}`,
     node: process.version,
     postgres: version.server_version,
+    mysql: mariadb,
     sqlite,
-    note: "PostgreSQL runs on the same machine as the benchmark; 127.0.0.1 TCP",
+    note: "PostgreSQL and MariaDB run on the same machine as the benchmark; 127.0.0.1 TCP",
   };
 }
 
@@ -170,21 +237,24 @@ const cpuFigures = new Map<string, number[]>();
 const key = (id: string, workers: number): string => `${id}@${workers}`;
 
 log(
-  `rowclaim workspace benchmark: ${jobs} no-op jobs per drain, workers ${workerCounts.join(" and ")}, ${rounds} interleaved rounds, medians.`,
+  `rowclaim workspace benchmark: ${jobs} jobs per drain, workers ${serverWorkers.join(" and ")} (SQLite ${sqliteWorkers.join(" and ")}), ${rounds} interleaved rounds, medians; ${settings.handler} handler; each contender in a process of its own.`,
 );
+const contenders = entries.map((entry) => new ContenderProcess(entry.id, entry.database));
 try {
+  for (const contender of contenders) await contender.ready();
   for (let r = 0; r < rounds; r += 1) {
     for (const workers of workerCounts) {
+      const here = contenders.filter((contender) => workersOf(contender.database).includes(workers));
       // The order turns each round, so no queue always runs first or last.
-      const shift = r % contenders.length;
-      const order = [...contenders.slice(shift), ...contenders.slice(0, shift)];
+      const shift = here.length === 0 ? 0 : r % here.length;
+      const order = [...here.slice(shift), ...here.slice(0, shift)];
       for (const contender of order) {
-        await contender.fill(jobs);
-        const cpuBefore = process.cpuUsage();
-        const { ms, done } = await contender.drain(workers, jobs);
-        const cpu = process.cpuUsage(cpuBefore);
-        const rate = (done * 1000) / ms;
-        const cpuPerJob = done > 0 ? (cpu.user + cpu.system) / done : 0;
+        await contender.ask({ op: "fill", jobs });
+        const reply = await contender.ask({ op: "drain", workers, jobs });
+        if (reply.op !== "drained") throw new Error(`${contender.id}: ${reply.op}`);
+        const rate = reply.ms > 0 ? (reply.done * 1000) / reply.ms : 0;
+        const cpuPerJob = reply.done > 0 ? reply.cpuMicros / reply.done : 0;
+        if (reply.done < jobs) log(`${contender.id}: only ${reply.done} of ${jobs} jobs settled`);
         const list = figures.get(key(contender.id, workers)) ?? [];
         list.push(rate);
         figures.set(key(contender.id, workers), list);
@@ -192,20 +262,21 @@ try {
         cpuList.push(cpuPerJob);
         cpuFigures.set(key(contender.id, workers), cpuList);
         log(
-          `round ${r + 1}/${rounds}  ${workers} worker(s)  ${contender.label.padEnd(44)} ${Math.round(rate)} jobs/s  ${Math.round(cpuPerJob)} µs Node CPU/job`,
+          `round ${r + 1}/${rounds}  ${workers} worker(s)  ${contender.database.padEnd(8)} ${contender.label.padEnd(46)} ${String(Math.round(rate)).padStart(6)} jobs/s  ${String(Math.round(cpuPerJob)).padStart(5)} µs Node CPU/job`,
         );
       }
     }
   }
 } finally {
-  for (const contender of contenders) await contender.close();
+  await Promise.all(contenders.map((contender) => contender.close()));
 }
 
 const throughput: ThroughputResult[] = [];
 for (const contender of contenders) {
-  for (const workers of workerCounts) {
+  for (const workers of workersOf(contender.database)) {
     const list = figures.get(key(contender.id, workers)) ?? [];
     const cpuList = cpuFigures.get(key(contender.id, workers)) ?? [];
+    if (list.length === 0) continue;
     throughput.push({
       id: contender.id,
       label: contender.label,
@@ -223,31 +294,21 @@ const find = (id: string, workers: number): ThroughputResult | undefined =>
   throughput.find((entry) => entry.id === id && entry.workers === workers);
 
 const ratios: RatioResult[] = [];
-for (const workers of workerCounts) {
-  for (const subject of throughput.filter(
-    (entry) => entry.workers === workers && entry.id.startsWith("rowclaim"),
-  )) {
-    const references =
-      subject.database === "postgres"
-        ? [
-            "graphile-worker",
-            ...values["pg-boss-batch"].split(",").map((size) => `pg-boss-${size}`),
-            "bulk-loop-pg",
-          ]
-        : subject.id === "rowclaim-sqlite-lease"
-          ? ["sqlite-loop-full"]
-          : ["plainjob"];
-    for (const versus of references) {
-      const other = find(versus, workers);
-      if (other === undefined || other.median <= 0) continue;
-      ratios.push({
-        database: subject.database,
-        workers,
-        subject: subject.id,
-        versus,
-        ratio: round(subject.median / other.median, 2),
-      });
-    }
+for (const subject of throughput.filter((entry) => entry.id.startsWith("rowclaim"))) {
+  for (const versus of referencesOf(subject.id, pgBossBatches)) {
+    const other = find(versus, subject.workers);
+    if (other === undefined || other.median <= 0) continue;
+    ratios.push({
+      database: subject.database,
+      workers: subject.workers,
+      subject: subject.id,
+      versus,
+      ratio: round(subject.median / other.median, 2),
+      cpuRatio:
+        other.medianCpuMicrosPerJob > 0
+          ? round(subject.medianCpuMicrosPerJob / other.medianCpuMicrosPerJob, 2)
+          : 0,
+    });
   }
 }
 
@@ -261,30 +322,47 @@ if (latencySamples > 0) {
   );
 }
 
-// The printed summary.
-const lines: string[] = ["", "throughput (jobs/s, median of the rounds)", ""];
-const header = [
-  "queue",
-  "database",
-  ...workerCounts.flatMap((w) => [`${w} worker${w === 1 ? "" : "s"}`, "µs CPU/job"]),
+// The printed summary: one table per database.
+const names: Record<DatabaseName, string> = {
+  postgres: "PostgreSQL",
+  mysql: "MariaDB/MySQL",
+  sqlite: "SQLite",
+};
+const lines: string[] = [
+  "",
+  `throughput: jobs/s and Node CPU µs per job (the contender's own process), medians of ${rounds} rounds, ${jobs} jobs per drain`,
 ];
-const rows = contenders.map((contender) => [
-  contender.label,
-  contender.database,
-  ...workerCounts.flatMap((w) => [
-    String(find(contender.id, w)?.median ?? "-"),
-    String(find(contender.id, w)?.medianCpuMicrosPerJob ?? "-"),
-  ]),
-]);
-const widths = header.map((_, column) =>
-  Math.max(...[header, ...rows].map((row) => (row[column] ?? "").length)),
-);
-for (const row of [header, ...rows])
-  lines.push(row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  "));
-lines.push("", "ratios (rowclaim ÷ other, medians of jobs/s)", "");
+for (const database of databases) {
+  const here = contenders.filter((contender) => contender.database === database);
+  if (here.length === 0) continue;
+  const counts = workersOf(database);
+  const header = [
+    `${names[database]}: queue`,
+    ...counts.flatMap((w) => [`${w} worker${w === 1 ? "" : "s"}`, "µs CPU/job"]),
+  ];
+  const rows = here.map((contender) => [
+    contender.label,
+    ...counts.flatMap((w) => [
+      String(find(contender.id, w)?.median ?? "-"),
+      String(find(contender.id, w)?.medianCpuMicrosPerJob ?? "-"),
+    ]),
+  ]);
+  const widths = header.map((_, column) =>
+    Math.max(...[header, ...rows].map((row) => (row[column] ?? "").length)),
+  );
+  lines.push("");
+  for (const row of [header, ...rows])
+    lines.push(
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join("  ")
+        .trimEnd(),
+    );
+}
+lines.push("", "ratios: rowclaim ÷ other, of median jobs/s (and of median Node CPU per job)", "");
 for (const ratio of ratios) {
   lines.push(
-    `${ratio.subject.padEnd(34)} ÷ ${ratio.versus.padEnd(16)} at ${ratio.workers} worker(s): ${ratio.ratio.toFixed(2)}`,
+    `${ratio.subject.padEnd(34)} ÷ ${ratio.versus.padEnd(24)} at ${String(ratio.workers).padStart(2)} worker(s): ${ratio.ratio.toFixed(2).padStart(6)}   (CPU/job ${ratio.cpuRatio.toFixed(2)})`,
   );
 }
 if (latency.length > 0) {
@@ -304,17 +382,18 @@ const result = {
   machine: await machine(),
   settings: {
     jobs,
-    workers: workerCounts,
+    workers: serverWorkers,
     rounds,
     latencySamples,
     handler:
-      handler === "async"
+      settings.handler === "async"
         ? "async: async (job) => { await work(job.payload) }, work an async no-op"
         : "sync: returns at once",
-    rowclaimSubscribe: extra,
-    rowclaimThroughputPrefetch: prefetchSizes,
+    sqliteWorkers,
+    rowclaimSubscribe: settings.subscribe,
+    rowclaimThroughputPrefetch: settings.prefetch,
     measured:
-      "from the moment consuming starts to the moment every job is settled (the database holds no unfinished job of the run); Node CPU per job: this process's user + system CPU over the drain ÷ jobs",
+      "each contender in a process of its own; from its first handler call to the moment every job is settled (the database holds no unfinished job of the drain); Node CPU per job: that process's user + system CPU over the same span ÷ jobs",
   },
   throughput,
   ratios,
@@ -331,19 +410,28 @@ if (existsSync(biome)) {
 }
 
 const ratioNote = (entry: ThroughputResult): string | undefined => {
-  const versus = entry.database === "postgres" ? "graphile-worker" : "plainjob";
+  const versus =
+    entry.database === "postgres"
+      ? "graphile-worker"
+      : entry.database === "mysql"
+        ? "bulk-loop-mysql"
+        : entry.id.endsWith("-normal")
+          ? "plainjob"
+          : "sqlite-loop-full";
   const ratio = ratios.find(
     (r) => r.subject === entry.id && r.versus === versus && r.workers === entry.workers,
   );
   return ratio === undefined ? undefined : `(${ratio.ratio.toFixed(2)}× ${versus})`;
 };
-const panels: ChartPanel[] = (["postgres", "sqlite"] as const)
+const panels: ChartPanel[] = (["postgres", "mysql", "sqlite"] as const)
   .map((database) => ({
     title:
       database === "postgres"
         ? `PostgreSQL ${String(result.machine.postgres).split(" ")[0]}`
-        : `SQLite ${String(result.machine.sqlite)}`,
-    groups: workerCounts.map((workers) => ({
+        : database === "mysql"
+          ? `MariaDB/MySQL ${String(result.machine.mysql)}`
+          : `SQLite ${String(result.machine.sqlite)}`,
+    groups: workersOf(database).map((workers) => ({
       title: `${workers} worker${workers === 1 ? "" : "s"}`,
       bars: throughput
         .filter((entry) => entry.database === database && entry.workers === workers)

@@ -10,11 +10,9 @@
 import pg from "pg";
 import { PgBoss } from "pg-boss";
 import { type Contender, chunks, payloads, waitUntil } from "./contender.js";
-import { type HandlerKind, handlerOf } from "./work.js";
 
 /** pg-boss with `batchSize` jobs per fetch, on the PostgreSQL database at `url`. */
-export function pgBoss(url: string, poolSize: number, batchSize: number, handler: HandlerKind): Contender {
-  const work = handlerOf(handler);
+export function pgBoss(url: string, poolSize: number, batchSize: number): Contender {
   const admin = new pg.Pool({ connectionString: url, max: 2 });
   let boss: PgBoss | undefined;
   // A new queue (so a new partition) for every drain, so completed jobs of earlier drains weigh nothing.
@@ -31,7 +29,7 @@ export function pgBoss(url: string, poolSize: number, batchSize: number, handler
     id: `pg-boss-${batchSize}`,
     label: `pg-boss batch ${batchSize}`,
     database: "postgres",
-    settings: `12.38.0, work(queue, { batchSize: ${batchSize}, localConcurrency: workers, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 }), supervise and schedule off, ${handler} handler`,
+    settings: `12.38.0, work(queue, { batchSize: ${batchSize}, localConcurrency: workers, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 }), supervise and schedule off`,
     async fill(jobs) {
       if (boss === undefined) {
         boss = new PgBoss({ connectionString: url, max: poolSize, supervise: false, schedule: false });
@@ -48,23 +46,22 @@ export function pgBoss(url: string, poolSize: number, batchSize: number, handler
         );
       }
     },
-    async drain(workers, jobs) {
+    async drain(workers, jobs, run) {
       const b = boss as PgBoss;
       let handled = 0;
-      const start = performance.now();
       await b.work(
         queue,
         { batchSize, localConcurrency: workers, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 },
         async (batch) => {
-          await Promise.all(batch.map((job) => work(job.data)));
+          await Promise.all(batch.map((job) => run.handler(job.data)));
           handled += batch.length;
         },
       );
       await waitUntil(() => handled >= jobs, "pg-boss's handlers", 600_000);
       await waitUntil(async () => (await unfinished()) === 0, "pg-boss's completions", 60_000, 1);
-      const ms = performance.now() - start;
+      run.settled();
       await b.offWork(queue);
-      return { ms, done: handled };
+      return handled;
     },
     async close() {
       if (boss !== undefined) {

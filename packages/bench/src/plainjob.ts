@@ -12,7 +12,6 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { better, defineQueue, defineWorker, type Queue } from "plainjob";
 import { type Contender, payloads, waitUntil } from "./contender.js";
-import { type HandlerKind, handlerOf } from "./work.js";
 
 const quiet = {
   error: () => undefined,
@@ -22,8 +21,7 @@ const quiet = {
 };
 
 /** plainjob on a SQLite file. */
-export function plainjob(handler: HandlerKind): Contender {
-  const work = handlerOf(handler);
+export function plainjob(): Contender {
   const directory = mkdtempSync(join(tmpdir(), "plainjob-wsbench-"));
   let round = 0;
   let current: { queue: Queue; db: Database.Database } | undefined;
@@ -36,7 +34,7 @@ export function plainjob(handler: HandlerKind): Contender {
     id: "plainjob",
     label: "plainjob",
     database: "sqlite",
-    settings: `0.0.14, one defineWorker per worker, defaults (WAL, synchronous NORMAL), ${handler} handler`,
+    settings: `0.0.14, one defineWorker per worker, defaults (WAL, synchronous NORMAL)`,
     async fill(jobs) {
       closeCurrent();
       round += 1;
@@ -45,12 +43,11 @@ export function plainjob(handler: HandlerKind): Contender {
       queue.addMany("noop", payloads(jobs));
       current = { queue, db };
     },
-    async drain(workers, jobs) {
+    async drain(workers, jobs, run) {
       const queue = (current as { queue: Queue }).queue;
       let handled = 0;
-      const start = performance.now();
       const started = Array.from({ length: workers }, () =>
-        defineWorker("noop", (job) => work(job.data), {
+        defineWorker("noop", (job) => run.handler(job.data), {
           queue,
           logger: quiet,
           // Counted once the job is marked done.
@@ -61,10 +58,10 @@ export function plainjob(handler: HandlerKind): Contender {
       );
       const running = started.map((worker) => worker.start());
       await waitUntil(() => handled >= jobs, "plainjob's handlers", 600_000);
-      const ms = performance.now() - start;
+      run.settled();
       await Promise.all(started.map((worker) => worker.stop()));
       await Promise.all(running);
-      return { ms, done: handled };
+      return handled;
     },
     async close() {
       closeCurrent();

@@ -1,6 +1,6 @@
 /**
- * rowclaim's contenders: each form on PostgreSQL and the lease form on SQLite, with the library's
- * defaults (a subscription given only its workers).
+ * rowclaim's contenders: each form on PostgreSQL and MariaDB/MySQL and the lease form on SQLite,
+ * with the library's defaults (a subscription given only its workers) and the throughput variants.
  *
  * @module
  */
@@ -12,41 +12,16 @@ import {
   type ClaimFormName,
   createBroker,
   type Driver,
-  defineTable,
   type SubscribeOptions,
   type TableDefinition,
 } from "@rowclaim/core";
+import { createMysqlDriver } from "@rowclaim/mysql";
 import { createPostgresDriver } from "@rowclaim/postgres";
 import { createSqliteDriver } from "@rowclaim/sqlite";
+import mysql from "mysql2/promise";
 import pg from "pg";
+import { benchTable, fillSqliteFile, type SqliteSync } from "./bench-table.js";
 import { type Contender, chunks, payloads, waitUntil } from "./contender.js";
-import type { SqliteSync } from "./sqlite-loop.js";
-import { type HandlerKind, handlerOf } from "./work.js";
-
-/**
- * The bench table of a form: id, payload, attempt, run_at, priority, and the form's own columns;
- * an advisory table with `keyLimit` lets that many rows of one account run at once.
- */
-export function benchTable(name: string, form: ClaimFormName, keyLimit?: number): TableDefinition {
-  return defineTable({
-    name,
-    columns: {
-      id: "id",
-      payload: "payload",
-      attempt: "attempt",
-      runAt: "run_at",
-      priority: "priority",
-      ...(form === "lease" ? { lockedUntil: "locked_until" } : {}),
-    },
-    ...(form === "advisory"
-      ? {
-          extraColumns: ["account"],
-          advisoryLock:
-            keyLimit === undefined ? `${name}:{account}` : { key: `${name}:{account}`, limit: keyLimit },
-        }
-      : {}),
-  });
-}
 
 const formLabel: Record<ClaimFormName, string> = {
   lease: "lease",
@@ -81,42 +56,126 @@ export interface RateLimitedVariant {
   readonly rateLimit: { readonly limit: number; readonly intervalMs: number };
 }
 
+/** The id prefix of a server database's contenders. */
+const idPrefix = { postgres: "rowclaim-pg", mysql: "rowclaim-mysql" } as const;
+
 /** The suffix, id and label part of a variant. */
-function variantParts(form: ClaimFormName, variant: ThroughputVariant | RateLimitedVariant | undefined) {
+function variantParts(
+  database: "postgres" | "mysql",
+  form: ClaimFormName,
+  variant: ThroughputVariant | RateLimitedVariant | undefined,
+) {
+  const prefix = idPrefix[database];
   if (variant === undefined)
-    return { suffix: "", id: `rowclaim-pg-${form}`, label: `rowclaim ${formLabel[form]}` };
+    return { suffix: "", id: `${prefix}-${form}`, label: `rowclaim ${formLabel[form]}` };
   if ("prefetch" in variant)
     return {
       suffix: `_prefetch_${variant.prefetch}`,
-      id: `rowclaim-pg-${form}-prefetch-${variant.prefetch}`,
+      id: `${prefix}-${form}-prefetch-${variant.prefetch}`,
       label: `rowclaim ${formLabel[form]}, throughput (prefetch ${variant.prefetch})`,
     };
   return {
     suffix: "_rate_limited",
-    id: `rowclaim-pg-${form}-rate-limited`,
+    id: `${prefix}-${form}-rate-limited`,
     label: `rowclaim ${formLabel[form]}, rateLimit (never reached)`,
   };
 }
 
 /**
- * rowclaim's `form` on the PostgreSQL database at `url`; `extra` subscribe options beside the
- * workers. With `variant`, the contender is the throughput variant (`rowclaim-pg-<form>-prefetch-<N>`,
- * subscribing with `{ workers, prefetch: N }` and its own table), run beside the defaults. With
- * `keyLimit` (advisory form), the table lets that many rows of one account run at once
- * (`rowclaim-pg-advisory-limit-<N>`, its own table): over 1,000 accounts the limit never binds,
- * so the line shows what the slots cost a claim, not time spent waiting for one.
+ * A bench table on a server database: dropped, created as the driver's `schemaSql` writes it and
+ * filled through rowclaim's broker before every drain (DDL on a small pool of its own); the broker
+ * also serves the rowclaim contender that drains it.
  */
-export function rowclaimPostgres(
+export class ServerTable {
+  readonly #database: "postgres" | "mysql";
+  readonly #url: string;
+  readonly #poolSize: number;
+  readonly table: TableDefinition;
+  #admin: { execute(sql: string): Promise<void>; end(): Promise<void> } | undefined;
+  #driver: Driver | undefined;
+  #broker: Broker | undefined;
+
+  constructor(database: "postgres" | "mysql", url: string, poolSize: number, table: TableDefinition) {
+    this.#database = database;
+    this.#url = url;
+    this.#poolSize = poolSize;
+    this.table = table;
+  }
+
+  /** The broker on the table's database (opened at the first call). */
+  broker(): Broker {
+    if (this.#broker === undefined) {
+      this.#driver =
+        this.#database === "postgres"
+          ? createPostgresDriver({ url: this.#url, max: this.#poolSize })
+          : createMysqlDriver({ url: this.#url, connectionLimit: this.#poolSize });
+      this.#broker = createBroker({ driver: this.#driver });
+    }
+    return this.#broker;
+  }
+
+  #adminPool(): { execute(sql: string): Promise<void>; end(): Promise<void> } {
+    if (this.#admin !== undefined) return this.#admin;
+    if (this.#database === "postgres") {
+      const pool = new pg.Pool({ connectionString: this.#url, max: 2 });
+      this.#admin = { execute: async (sql) => void (await pool.query(sql)), end: () => pool.end() };
+    } else {
+      const pool = mysql.createPool({ uri: this.#url, connectionLimit: 2, multipleStatements: true });
+      this.#admin = { execute: async (sql) => void (await pool.query(sql)), end: () => pool.end() };
+    }
+    return this.#admin;
+  }
+
+  #quoted(): string {
+    return this.#database === "postgres" ? `"${this.table.name}"` : `\`${this.table.name}\``;
+  }
+
+  /** Drops and creates the table, then publishes `jobs` jobs (advisory tables: over 1,000 accounts). */
+  async fill(jobs: number): Promise<void> {
+    const broker = this.broker();
+    const admin = this.#adminPool();
+    await admin.execute(`DROP TABLE IF EXISTS ${this.#quoted()}`);
+    await admin.execute((this.#driver as Driver).schemaSql(this.table));
+    const advisory = this.table.form === "advisory";
+    for (const part of chunks(payloads(jobs), 500)) {
+      await broker.publishMany(
+        this.table,
+        part.map((payload) => ({
+          payload,
+          ...(advisory ? { values: { account: `acct-${payload.n % 1000}` } } : {}),
+        })),
+      );
+    }
+  }
+
+  /** Closes the broker and drops the table (only if this run made it). */
+  async close(): Promise<void> {
+    if (this.#broker !== undefined) {
+      await this.#broker.close();
+      await this.#adminPool().execute(`DROP TABLE IF EXISTS ${this.#quoted()}`);
+    }
+    await this.#admin?.end();
+  }
+}
+
+/**
+ * rowclaim's `form` on the PostgreSQL or MariaDB/MySQL database at `url`; `extra` subscribe
+ * options beside the workers. With `variant`, the contender is the throughput variant
+ * (`rowclaim-<db>-<form>-prefetch-<N>`, subscribing with `{ workers, prefetch: N }` and its own
+ * table) or the rate-limited one, run beside the defaults. With `keyLimit` (advisory form), the
+ * table lets that many rows of one account run at once (`…-advisory-limit-<N>`, its own table):
+ * over 1,000 accounts the limit never binds, so the line shows what the slots cost a claim.
+ */
+export function rowclaimServer(
+  database: "postgres" | "mysql",
   url: string,
   form: ClaimFormName,
   poolSize: number,
-  handler: HandlerKind,
   extra: SubscribeOptions = {},
   variant?: ThroughputVariant | RateLimitedVariant,
   keyLimit?: number,
 ): Contender {
-  const run = handlerOf(handler);
-  const parts = variantParts(form, variant);
+  const parts = variantParts(database, form, variant);
   const limitSuffix = keyLimit === undefined ? "" : `_limit_${keyLimit}`;
   const table = benchTable(
     `rowclaim_wsbench_${form.toLowerCase()}${parts.suffix}${limitSuffix}`,
@@ -129,54 +188,24 @@ export function rowclaimPostgres(
       : "prefetch" in variant
         ? { ...extra, prefetch: variant.prefetch }
         : { ...extra, rateLimit: variant.rateLimit };
-  let driver: Driver | undefined;
-  let broker: Broker | undefined;
-  const admin = new pg.Pool({ connectionString: url, max: 2 });
-  const open = (): Broker => {
-    if (broker === undefined) {
-      driver = createPostgresDriver({ url, max: poolSize });
-      broker = createBroker({ driver });
-    }
-    return broker;
-  };
+  const server = new ServerTable(database, url, poolSize, table);
   return {
     id: parts.id + (keyLimit === undefined ? "" : `-limit-${keyLimit}`),
     label: parts.label + (keyLimit === undefined ? "" : `, ${keyLimit} per key`),
-    database: "postgres",
-    settings: `${describeSubscribe(options)}, ${handler} handler`,
-    async fill(jobs) {
-      const b = open();
-      await admin.query(`DROP TABLE IF EXISTS "${table.name}"`);
-      await admin.query((driver as Driver).schemaSql(table));
-      for (const part of chunks(payloads(jobs), 500)) {
-        await b.publishMany(
-          table,
-          part.map((payload) => ({
-            payload,
-            ...(form === "advisory" ? { values: { account: `acct-${payload.n % 1000}` } } : {}),
-          })),
-        );
-      }
-    },
-    async drain(workers, jobs) {
-      const b = open();
-      const start = performance.now();
-      const subscription = await b.subscribe(table, (job) => run(job.payload), { ...options, workers });
+    database,
+    settings: describeSubscribe(options),
+    fill: (jobs) => server.fill(jobs),
+    async drain(workers, jobs, run) {
+      const subscription = await server
+        .broker()
+        .subscribe(table, (job) => run.handler(job.payload), { ...options, workers });
       await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim to drain", 600_000);
-      const ms = performance.now() - start;
+      run.settled();
       const done = subscription.stats.acked;
       await subscription.stop();
-      return { ms, done };
+      return done;
     },
-    async close() {
-      // Only a contender that made its table drops it: a skipped one (`--only`, `--latency-only`)
-      // leaves alone a table another run may be draining.
-      if (broker !== undefined) {
-        await broker.close();
-        await admin.query(`DROP TABLE IF EXISTS "${table.name}"`);
-      }
-      await admin.end();
-    },
+    close: () => server.close(),
   };
 }
 
@@ -185,53 +214,44 @@ export function rowclaimPostgres(
  * beside the workers. `synchronous: "full"` is the driver's default (run beside the hand-written
  * loop at FULL); `"normal"` is plainjob's level, so that both queues pay the same for a commit.
  */
-export function rowclaimSqlite(
-  synchronous: SqliteSync,
-  handler: HandlerKind,
-  extra: SubscribeOptions = {},
-): Contender {
-  const run = handlerOf(handler);
+export function rowclaimSqlite(synchronous: SqliteSync, extra: SubscribeOptions = {}): Contender {
   const directory = mkdtempSync(join(tmpdir(), "rowclaim-wsbench-"));
   const table = benchTable("rowclaim_wsbench_lease", "lease");
   let round = 0;
-  let current: { broker: Broker; file: string } | undefined;
+  let current: Broker | undefined;
   return {
     id: synchronous === "full" ? "rowclaim-sqlite-lease" : "rowclaim-sqlite-lease-normal",
     label: synchronous === "full" ? "rowclaim lease (defaults, FULL)" : "rowclaim lease (NORMAL)",
     database: "sqlite",
     settings:
       synchronous === "full"
-        ? `createSqliteDriver({ filename }) (the default, synchronous FULL); ${describeSubscribe(extra)}, ${handler} handler`
-        : `createSqliteDriver({ filename, synchronous: "normal" }) (plainjob's durability); ${describeSubscribe(extra)}, ${handler} handler`,
+        ? `createSqliteDriver({ filename }) (the default, synchronous FULL); ${describeSubscribe(extra)}`
+        : `createSqliteDriver({ filename, synchronous: "normal" }) (plainjob's durability); ${describeSubscribe(extra)}`,
     async fill(jobs) {
-      await current?.broker.close();
+      await current?.close();
       round += 1;
       const file = join(directory, `rowclaim-${round}.db`);
-      const driver = createSqliteDriver(
-        synchronous === "full" ? { filename: file } : { filename: file, synchronous: "normal" },
-      );
-      driver.database.exec(driver.schemaSql(table));
-      const broker = createBroker({ driver });
-      for (const part of chunks(payloads(jobs), 500)) {
-        await broker.publishMany(
-          table,
-          part.map((payload) => ({ payload })),
-        );
-      }
-      current = { broker, file };
+      await fillSqliteFile(file, table, synchronous, jobs);
+      current = createBroker({
+        driver: createSqliteDriver(
+          synchronous === "full" ? { filename: file } : { filename: file, synchronous: "normal" },
+        ),
+      });
     },
-    async drain(workers, jobs) {
-      const broker = (current as { broker: Broker }).broker;
-      const start = performance.now();
-      const subscription = await broker.subscribe(table, (job) => run(job.payload), { ...extra, workers });
+    async drain(workers, jobs, run) {
+      const broker = current as Broker;
+      const subscription = await broker.subscribe(table, (job) => run.handler(job.payload), {
+        ...extra,
+        workers,
+      });
       await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim to drain", 600_000);
-      const ms = performance.now() - start;
+      run.settled();
       const done = subscription.stats.acked;
       await subscription.stop();
-      return { ms, done };
+      return done;
     },
     async close() {
-      await current?.broker.close();
+      await current?.close();
       rmSync(directory, { recursive: true, force: true });
     },
   };

@@ -21,6 +21,8 @@ import { createSqliteDriver } from "@rowclaim/sqlite";
 import pg from "pg";
 
 const { values } = parseArgs({
+  // `pnpm … start -- --flag` passes the `--` on.
+  args: process.argv.slice(2).filter((arg, index) => index > 0 || arg !== "--"),
   options: {
     publishes: { type: "string", default: "2000" },
     rounds: { type: "string", default: "3" },

@@ -1,6 +1,7 @@
-// A smoke test of the comparison harness with tiny numbers: every queue fills and drains, the
-// JSON and the chart are written. It runs the built script (turbo's test task builds first) and
-// checks counts and shapes only, never a timing.
+// A smoke test of the comparison harness with tiny numbers: every queue fills and drains in a
+// process of its own, the JSON and the chart are written; and `loops` runs the command line's
+// `rowclaim bench` (the same loop code the harness's loop contenders run). It runs the built
+// scripts (turbo's test task builds first) and checks counts and shapes only, never a timing.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { databaseUrl } from "@rowclaim/tooling/test-env";
 import { afterAll, describe, expect, it } from "vitest";
 
 const script = fileURLToPath(new URL("../dist/main.js", import.meta.url));
+const loopsScript = fileURLToPath(new URL("../dist/loops.js", import.meta.url));
 const out = mkdtempSync(join(tmpdir(), "rowclaim-bench-smoke-"));
 
 afterAll(() => {
@@ -23,13 +25,14 @@ interface Results {
     perSecond: readonly number[];
     cpuMicrosPerJob: readonly number[];
   }[];
-  readonly ratios: readonly { subject: string; versus: string; workers: number }[];
+  readonly ratios: readonly { subject: string; versus: string; workers: number; cpuRatio: number }[];
   readonly latency: readonly { id: string; scope: string; samples: number }[];
 }
 
 describe("the workspace benchmark", () => {
   it("drains every queue at each worker count, measures latency and writes the JSON result and the SVG chart", async () => {
     const url = await databaseUrl("postgres");
+    const mysqlUrl = await databaseUrl("mysql");
     const code = await new Promise<number>((resolve) => {
       execFile(
         process.execPath,
@@ -38,13 +41,17 @@ describe("the workspace benchmark", () => {
           "--jobs",
           "20",
           "--workers",
-          "1,2",
+          "2",
+          "--sqlite-workers",
+          "1",
           "--rounds",
           "1",
           "--latency-samples",
           "2",
           "--url",
           url,
+          "--mysql",
+          mysqlUrl,
           "--out",
           out,
         ],
@@ -57,35 +64,47 @@ describe("the workspace benchmark", () => {
     });
     expect(code).toBe(0);
     const results = JSON.parse(readFileSync(join(out, "results.json"), "utf8")) as Results;
-    const ids = [
-      "rowclaim-pg-lease",
-      "rowclaim-pg-lease-rate-limited",
-      "rowclaim-pg-rowLock",
-      "rowclaim-pg-advisory",
-      "rowclaim-pg-advisory-limit-3",
-      "rowclaim-pg-lease-prefetch-500",
-      "rowclaim-pg-rowLock-prefetch-500",
-      "graphile-worker",
-      "pg-boss-500",
-      "bulk-loop-pg",
+    const server = (p: string) => [
+      `rowclaim-${p}-lease`,
+      `rowclaim-${p}-rowLock`,
+      `rowclaim-${p}-advisory`,
+      ...(p === "pg" ? ["rowclaim-pg-lease-rate-limited", "rowclaim-pg-advisory-limit-3"] : []),
+      `rowclaim-${p}-lease-prefetch-500`,
+      `rowclaim-${p}-rowLock-prefetch-500`,
+      `loop-${p}-lease`,
+      `loop-${p}-rowLock`,
+      `loop-${p}-advisory`,
+      p === "pg" ? "bulk-loop-pg" : "bulk-loop-mysql",
+    ];
+    const sqlite = [
       "rowclaim-sqlite-lease",
       "sqlite-loop-full",
+      "bulk-loop-sqlite-full",
       "rowclaim-sqlite-lease-normal",
+      "sqlite-loop-normal",
+      "bulk-loop-sqlite-normal",
       "plainjob",
     ];
+    const expected = [
+      ...[...server("pg"), "graphile-worker", "pg-boss-500", ...server("mysql")].map((id) => [id, 2, 1]),
+      ...sqlite.map((id) => [id, 1, 1]),
+    ];
     expect(results.throughput.map((entry) => [entry.id, entry.workers, entry.perSecond.length])).toEqual(
-      ids.flatMap((id) => [
-        [id, 1, 1],
-        [id, 2, 1],
-      ]),
+      expected,
     );
-    for (const versus of ["plainjob", "sqlite-loop-full", "graphile-worker", "bulk-loop-pg"]) {
+    for (const versus of [
+      "plainjob",
+      "sqlite-loop-full",
+      "graphile-worker",
+      "bulk-loop-pg",
+      "bulk-loop-mysql",
+      "loop-pg-lease",
+      "loop-mysql-rowLock",
+    ]) {
       expect(
-        results.ratios
-          .filter((ratio) => ratio.versus === versus)
-          .map((ratio) => ratio.workers)
-          .filter((workers, index, all) => all.indexOf(workers) === index),
-      ).toEqual([1, 2]);
+        results.ratios.some((ratio) => ratio.versus === versus),
+        versus,
+      ).toBe(true);
     }
     expect(results.throughput.every((entry) => entry.cpuMicrosPerJob.length === entry.perSecond.length)).toBe(
       true,
@@ -106,5 +125,30 @@ describe("the workspace benchmark", () => {
     expect(readFileSync(join(out, "results.svg"), "utf8")).toMatch(
       /^<svg [^>]*>[\s\S]*rowclaim lease[\s\S]*<\/svg>\n$/,
     );
+  }, 240_000);
+});
+
+describe("the loops run", () => {
+  it("runs rowclaim bench on SQLite and writes its figures and the chart", async () => {
+    const code = await new Promise<number>((resolve) => {
+      execFile(
+        process.execPath,
+        [loopsScript, "--jobs", "20", "--workers", "1", "--rounds", "1", "--only", "sqlite", "--out", out],
+        { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+        (error, _stdout, stderr) => {
+          if (error !== null) process.stderr.write(stderr);
+          resolve(error === null ? 0 : typeof error.code === "number" ? error.code : 1);
+        },
+      );
+    });
+    expect(code).toBe(0);
+    const figures = JSON.parse(readFileSync(join(out, "loop-sqlite.json"), "utf8")) as {
+      results: readonly { form: string; workers: number; loop: { median: number } }[];
+    };
+    expect(figures.results.map((entry) => [entry.form, entry.workers])).toEqual([
+      ["lease", 1],
+      ["advisory", 1],
+    ]);
+    expect(readFileSync(join(out, "loops.svg"), "utf8")).toMatch(/^<svg [^>]*>[\s\S]*<\/svg>\n$/);
   }, 150_000);
 });

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { DriverCapabilities } from "@rowclaim/core";
+import type { DriverCapabilities } from "@rowclaim/core/driver";
 import type { ConformanceHarness } from "./harness.js";
 
 const cache = new WeakMap<ConformanceHarness, Promise<DriverCapabilities>>();

@@ -14,13 +14,15 @@ import {
   type Broker,
   BrokerError,
   type ClaimFormName,
-  type ControlStore,
-  controlTableKey,
   type Driver,
-  type DriverCapabilities,
-  scopeText,
   type TableDefinition,
 } from "@rowclaim/core";
+import {
+  type ControlStore,
+  controlTableKey,
+  type DriverCapabilities,
+  scopeText,
+} from "@rowclaim/core/driver";
 import { expect } from "vitest";
 import { isReady } from "./child-process.js";
 import type { Fixture } from "./fixture.js";

@@ -44,7 +44,6 @@ export function crashSuite(harness: ConformanceHarness): void {
           expect(started.attempt).toBe(1);
           child.kill("SIGKILL");
           await child.exited;
-          const killedAt = Date.now();
 
           const seen: Seen[] = [];
           await broker.subscribe(table, (delivery) => void see(seen, delivery), { pollInterval: 50 });
@@ -56,9 +55,6 @@ export function crashSuite(harness: ConformanceHarness): void {
             expect(again?.at, "the lease row came back before its lease ran out").toBeGreaterThanOrEqual(
               expiry,
             );
-          } else {
-            // "At once": well before any lease or poll a test would wait out.
-            expect((again?.at ?? Number.POSITIVE_INFINITY) - killedAt).toBeLessThan(10_000);
           }
           await waitFor("the redelivered row to be acked", async () => (await fx.rows(table)).length === 0);
         },

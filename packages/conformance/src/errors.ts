@@ -294,6 +294,23 @@ export function errorsSuite(harness: ConformanceHarness): void {
       },
     );
 
+    conformanceTest(
+      harness,
+      SUITE,
+      "a driver closed by a broker's close() refuses another broker's subscribe and publish with CLOSED",
+      async (fx) => {
+        const caps = await fx.capabilities();
+        const table = await fx.table(caps.forms[0] ?? "lease");
+        const driver =
+          harness.pools === "user" ? (await fx.userPoolBroker()).pool.driver : await harness.createDriver();
+        await fx.brokerOn(driver).close();
+        const next = fx.brokerOn(driver);
+        expectCode(await caught(() => next.subscribe(table, () => ack())), "CLOSED");
+        expectCode(await caught(() => next.publish(table, 1)), "CLOSED");
+        expect(await fx.rows(table)).toEqual([]);
+      },
+    );
+
     for (const form of allForms) {
       conformanceTest(
         harness,

@@ -11,12 +11,12 @@ import {
   type ClaimFormName,
   createBroker,
   type Driver,
-  type DriverCapabilities,
   defineTable,
   type Logger,
   type TableDefinition,
   type TableDescription,
 } from "@rowclaim/core";
+import type { DriverCapabilities } from "@rowclaim/core/driver";
 import { capabilitiesOf } from "./capabilities.js";
 import { ChildRunner } from "./child-process.js";
 import type { ChildConfig } from "./child-protocol.js";

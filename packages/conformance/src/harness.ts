@@ -98,6 +98,13 @@ export interface SessionFaultDriver {
   readonly driver: Driver;
   /** How many statements the driver sent through the pool so far, on any of its connections. */
   statements(): number;
+  /**
+   * The text of every statement the driver sent through the pool so far, in order (optional).
+   * With it, the start-up sub-suite's sampled tests end the sessions before the first statement
+   * of each kind only (the same statement again, with other names or values, is the same kind);
+   * without it, every statement counts as a kind of its own.
+   */
+  sent?(): readonly string[];
   /** Ends the pool (the suite calls it once the test is over, after the broker closed). */
   end(): Promise<void>;
 }

@@ -7,6 +7,13 @@
  */
 export { advisorySuite } from "./advisory.js";
 export { batchSuite } from "./batch.js";
+export {
+  brokenDriverTests,
+  ignoringIsolation,
+  replacingMember,
+  withClaimerMethod,
+  withOpen,
+} from "./broken.js";
 export type { ChildConfig, ChildEvent } from "./child-protocol.js";
 export { claimsSuite } from "./claims.js";
 export { concurrencySuite } from "./concurrency.js";

@@ -16,15 +16,13 @@
  */
 import {
   ack,
-  advisoryRowKey,
-  advisorySlotKey,
   BrokerError,
-  type DriverCapabilities,
   defineTable,
   MAX_ADVISORY_LIMIT,
   type TableDefinition,
   type TableDescription,
 } from "@rowclaim/core";
+import { advisoryRowKey, advisorySlotKey, type DriverCapabilities } from "@rowclaim/core/driver";
 import { expect } from "vitest";
 import { isClosed, isReady } from "./child-process.js";
 import type { Fixture } from "./fixture.js";

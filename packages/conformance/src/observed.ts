@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { Claimer, Driver } from "@rowclaim/core";
+import type { Driver } from "@rowclaim/core";
+import type { Claimer } from "@rowclaim/core/driver";
 import type { ObservedStatement, StatementObserver } from "./harness.js";
 
 /** A driver whose claimers count every call they answered. */

@@ -2,12 +2,14 @@
  * Pools: a subscription whose form needs more connections than the driver's pool holds is
  * refused at `subscribe` with `DECLARATION` (a handler that publishes, or the next claim, would
  * wait for a connection no one returns), and a wait for a connection of an exhausted pool ends
- * in `CONNECTION_TIMEOUT`, never in a hang. Both run on pools of a size the suite chooses
+ * in `CONNECTION_TIMEOUT`, never in a hang; a wait of 0 ms or less is refused when the driver is
+ * made, with `INVALID_ARGUMENT` (a mistake in an argument, not in a table's description). All run on pools of a size the suite chooses
  * (`createSizedPoolDriver` in the harness).
  *
  * @module
  */
-import { ack, type ClaimFormName, connectionsNeeded } from "@rowclaim/core";
+import { ack, type ClaimFormName } from "@rowclaim/core";
+import { connectionsNeeded } from "@rowclaim/core/driver";
 import { expect } from "vitest";
 import { caught, expectCode } from "./assertions.js";
 import type { Fixture } from "./fixture.js";
@@ -74,6 +76,23 @@ export function poolsSuite(harness: ConformanceHarness): void {
         },
       );
     }
+
+    conformanceTest(
+      harness,
+      SUITE,
+      "a driver told to wait 0 ms (or less) for a connection is refused when it is made, with INVALID_ARGUMENT",
+      async (fx) => {
+        const create = fx.harness.createSizedPoolDriver?.bind(fx.harness);
+        if (create === undefined) {
+          return fx.skip(
+            `the ${harness.name} harness gives no createSizedPoolDriver(), so no test can choose the driver's connection wait`,
+          );
+        }
+        for (const acquireTimeoutMs of [0, -1, Number.NaN]) {
+          expectCode(await caught(() => create({ max: 2, acquireTimeoutMs })), "INVALID_ARGUMENT");
+        }
+      },
+    );
 
     conformanceTest(
       harness,

@@ -14,7 +14,8 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import { ack, BrokerError, createBroker, defineTable, isPromiseLike, silentLogger } from "@rowclaim/core";
+import { ack, BrokerError, createBroker, defineTable, silentLogger } from "@rowclaim/core";
+import { isPromiseLike } from "@rowclaim/core/driver";
 import { importDriverModule, type TransactionalChildConfig } from "./transactional-support.js";
 
 function emit(event: Record<string, unknown>): void {

@@ -19,10 +19,10 @@ import {
   type Delivery,
   deadLetter,
   defineTable,
-  isPromiseLike,
   type Outcome,
   type TransactionBody,
 } from "@rowclaim/core";
+import { isPromiseLike } from "@rowclaim/core/driver";
 import { expect } from "vitest";
 import { caught, expectCode } from "./assertions.js";
 import { ChildRunner, isReady } from "./child-process.js";

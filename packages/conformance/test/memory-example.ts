@@ -13,13 +13,18 @@ export async function drainWithoutDatabase(): Promise<{ settles: number; left: n
   });
   const calls: MemoryCall[] = [];
   const clock = createManualClock(new Date("2030-01-01T00:00:00Z"));
-  const driver = createMemoryDriver({ clock, onCall: (call) => calls.push(call) });
+  // As a driver without the optional batched calls: each ack is one settle().
+  const driver = createMemoryDriver({
+    clock,
+    onCall: (call) => calls.push(call),
+    without: ["settleMany", "claimWithAcks"],
+  });
   executeSql(driver.database, driver.schemaSql(jobs)); // the driver's own CREATE TABLE
   const broker = createBroker({ driver, clock: clock.asFunction });
   await broker.subscribe(jobs, () => ack());
   await broker.publishMany(jobs, [{ payload: 1 }, { payload: 2 }]);
   await drainTable(broker, jobs);
-  const settles = calls.filter((call) => call.method === "settle").length; // one per ack: no settleMany
+  const settles = calls.filter((call) => call.method === "settle").length; // one per ack
   const left = driver.database.rows(jobs).length; // 0: read behind the broker's back
   // usage:end
   await broker.close();

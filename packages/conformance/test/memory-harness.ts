@@ -10,6 +10,7 @@ import {
   executeSql,
   MemoryDatabase,
   type MemoryDriver,
+  type MemoryOptionalMethod,
   MemoryPool,
   MemoryTransaction,
 } from "../src/memory/index.js";
@@ -26,6 +27,8 @@ export interface MemoryHarnessOptions {
   readonly skip?: Readonly<Record<string, string>>;
   /** Rows the memory test drains. */
   readonly memoryRows?: number;
+  /** Optional claimer methods the drivers leave out (`createMemoryDriver({ without })`); default none. */
+  readonly without?: readonly MemoryOptionalMethod[];
 }
 
 /** A harness on a new memory database, with every hook the memory database can answer. */
@@ -34,17 +37,18 @@ export function memoryHarness(options: MemoryHarnessOptions): ConformanceHarness
 } {
   const database = new MemoryDatabase();
   const wrap = options.wrap ?? ((driver: MemoryDriver): Driver => driver);
+  const without = options.without ?? [];
   return {
     name: options.name,
     database,
     ...(options.pools === undefined ? {} : { pools: options.pools }),
     ...(options.skip === undefined ? {} : { skip: options.skip }),
     ...(options.memoryRows === undefined ? {} : { memoryRows: options.memoryRows }),
-    createDriver: () => wrap(createMemoryDriver({ database })),
+    createDriver: () => wrap(createMemoryDriver({ database, without })),
     createUserPoolDriver(): UserPoolDriver {
       const pool = new MemoryPool();
       return {
-        driver: wrap(createMemoryDriver({ database, pool })),
+        driver: wrap(createMemoryDriver({ database, pool, without })),
         checkedOut: () => pool.checkedOut,
         end: async () => pool.end(),
       };

@@ -1,6 +1,7 @@
 // broker.schedule on the in-memory reference driver: what core refuses before it writes, and
 // what the schedule loop publishes on a clock the test moves.
-import { BrokerError, createBroker, defineDriver, defineTable, type TableDefinition } from "@rowclaim/core";
+import { BrokerError, createBroker, defineTable, type TableDefinition } from "@rowclaim/core";
+import { defineDriver } from "@rowclaim/core/driver";
 import { afterEach, describe, expect, it } from "vitest";
 import { createMemoryDriver, executeSql, MemoryDatabase, type MemoryDriver } from "../src/memory/index.js";
 import { waitFor } from "../src/wait.js";

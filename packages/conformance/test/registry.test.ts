@@ -1,4 +1,4 @@
-import { defineDriver } from "@rowclaim/core";
+import { defineDriver } from "@rowclaim/core/driver";
 import { describe, expect, it } from "vitest";
 import type { ConformanceHarness } from "../src/harness.js";
 import {

@@ -3,7 +3,9 @@
  * batch's end with its acks) waits, within the event-loop turn in which it became ready, for the
  * worker's next claim to carry it in the same round trip, else goes alone at the end of the
  * turn. A worker frees its slot when it acks, so its next claim starts within that turn; an
- * ack no claim took (a full subscription, an empty queue) waits one turn at most.
+ * ack no claim took (a full subscription, an empty queue) waits one turn at most, or two where
+ * a claim carried other acks in its turn after it was set (a claim loop that gives the event
+ * loop a turn after a claim claims again in the next one: see `#setEndOfTurn`).
  *
  * Where the claimer cannot carry acks, they go alone at once. A carrier of `oneAtATime` runs one
  * send (or carrying claim) at a time: acks ready meanwhile wait for it, and then go together.
@@ -43,6 +45,8 @@ export class AckCarrier<A> {
   #busy = false;
   /** Whether the end of this turn is set to send the acks left. */
   #endOfTurn = false;
+  /** Whether a claim carried acks since the end of the turn was set (see `#setEndOfTurn`). */
+  #carriedSinceSet = false;
 
   constructor(options: AckCarrierOptions<A>) {
     this.#options = options;
@@ -73,6 +77,7 @@ export class AckCarrier<A> {
     const acks = this.#options.take(this.#waiting);
     if (!isNonEmpty(acks)) return alone();
     this.#busy = this.#options.oneAtATime;
+    this.#carriedSinceSet = true;
     try {
       return await carry(acks);
     } catch {
@@ -89,11 +94,23 @@ export class AckCarrier<A> {
     if (!this.#busy) void this.#send();
   }
 
+  /**
+   * Sets the end of this turn to send the acks left. Where a claim carried acks meanwhile, the
+   * acks left became ready after it, in a turn of claims: they wait for the end of the next turn
+   * instead. A claim loop that gives the event loop a turn after a claim (a synchronous driver's)
+   * then claims in that turn, carrying them; the end set before it would send them alone at the
+   * turn's start, and the claim would commit alone after them.
+   */
   #setEndOfTurn(): void {
     if (this.#endOfTurn) return;
     this.#endOfTurn = true;
+    this.#carriedSinceSet = false;
     setImmediate(() => {
       this.#endOfTurn = false;
+      if (this.#carriedSinceSet) {
+        if (this.#waiting.length > 0) this.#setEndOfTurn();
+        return;
+      }
       if (!this.#busy) void this.#send();
     });
   }

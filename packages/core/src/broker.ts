@@ -10,6 +10,7 @@ import type {
 } from "./broker-options.js";
 import { ClaimGate, controlChangeKey } from "./claim-gate.js";
 import { ClockSkewMonitor, type ClockSkewOptions } from "./clock-skew.js";
+import { assertDriverOpen, markDriverClosed } from "./closed-drivers.js";
 import { checkRateLimit, controlStoreOf, readControlState, setPause } from "./control-commands.js";
 import { type ControlState, controlTableKey, type PauseOptions } from "./controls.js";
 import type { Handler } from "./delivery.js";
@@ -702,6 +703,7 @@ export class Broker<D extends Driver = Driver> {
     // The driver's close waits for its pool, which waits for every client checked out of it (one
     // your own code holds included): bounded by what is left of the timeout, and at least the grace.
     const limitMs = Math.max(deadline - Date.now(), CLOSE_GRACE_MS);
+    markDriverClosed(this.driver);
     const closing = this.driver.close();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<"timed out">((resolve) => {
@@ -734,6 +736,7 @@ export class Broker<D extends Driver = Driver> {
         },
       );
     }
+    assertDriverOpen(this.driver, table);
   }
 
   #assertOffered(table: TableDefinition): void {

@@ -4,9 +4,30 @@
  *
  * @module
  */
-import { ConnectionTimeoutError } from "./errors.js";
+import { ConnectionTimeoutError, InvalidArgumentError } from "./errors.js";
 
 const timedOutMark: unique symbol = Symbol("timed out");
+
+/** How long a driver waits for a connection from its pool unless told (`acquireTimeoutMs`), in milliseconds. */
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 30_000;
+
+/**
+ * The connection wait a driver factory was given as `acquireTimeoutMs`, or the default when it
+ * was not: a finite number of at least 1 ms. A wait of 0 would fail every checkout that is not
+ * answered at once.
+ *
+ * @param factory the factory as the message names it, for example `"createMysqlDriver()"`.
+ * @throws {InvalidArgumentError} the value is not a finite number of at least 1.
+ */
+export function acquireTimeoutOf(factory: string, value: unknown): number {
+  const waitMs = value ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
+  if (typeof waitMs !== "number" || !Number.isFinite(waitMs) || waitMs < 1) {
+    throw new InvalidArgumentError(
+      `${factory}: acquireTimeoutMs must be a number of milliseconds of at least 1, got ${String(waitMs)}.`,
+    );
+  }
+  return waitMs;
+}
 
 /** How a driver's connection wait is bounded and what its timeout error says. */
 export interface ConnectionWait {
@@ -34,19 +55,45 @@ export async function acquireWithin<C>(
   wait: ConnectionWait,
   giveBack: (late: C) => void,
 ): Promise<C> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<typeof timedOutMark>((resolve) => {
-    timer = setTimeout(() => resolve(timedOutMark), wait.waitMs);
-  });
-  try {
-    const won = await Promise.race([pending, timedOut]);
-    if (won !== timedOutMark) return won as C;
-  } finally {
-    clearTimeout(timer);
-  }
-  pending.then(giveBack, () => undefined);
+  const won = await raceWait(pending, wait.waitMs, giveBack);
+  if (won !== timedOutMark) return won;
   throw new ConnectionTimeoutError(
     `${wait.driver}: no connection came from the pool within ${wait.waitMs} ms${wait.poolSize === undefined ? "" : ` (${wait.poolSize})`}. Every connection is held: by deliveries in work (row lock and advisory lock deliveries each hold one), by your own code, or the server does not answer. ${wait.enlarge}, run fewer workers, or raise acquireTimeoutMs.`,
     { waitedMs: wait.waitMs },
   );
+}
+
+/**
+ * Waits for `pending` (a connection being checked out) at most `waitMs`, for a caller that does
+ * without a connection that does not come at once (a claim that already took rows stops taking):
+ * `undefined` when it did not come in time, and a connection that comes later is handed to
+ * `giveBack`. A rejection of `pending` within the bound is passed on as it is.
+ */
+export async function connectionWithin<C>(
+  pending: Promise<C>,
+  waitMs: number,
+  giveBack: (late: C) => void,
+): Promise<C | undefined> {
+  const won = await raceWait(pending, waitMs, giveBack);
+  return won === timedOutMark ? undefined : won;
+}
+
+/** `pending`'s value if it comes within `waitMs`, else the mark (and `giveBack` gets it when it comes). */
+async function raceWait<C>(
+  pending: Promise<C>,
+  waitMs: number,
+  giveBack: (late: C) => void,
+): Promise<C | typeof timedOutMark> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<typeof timedOutMark>((resolve) => {
+    timer = setTimeout(() => resolve(timedOutMark), waitMs);
+  });
+  try {
+    const won = await Promise.race([pending, timedOut]);
+    if (won !== timedOutMark) return won;
+  } finally {
+    clearTimeout(timer);
+  }
+  pending.then(giveBack, () => undefined);
+  return timedOutMark;
 }

@@ -351,3 +351,18 @@ export class HandlerTimeoutError extends BrokerError {
     this.timeoutMs = details.timeoutMs;
   }
 }
+
+/**
+ * Where a native error happened, as a driver's `normalizeError(error, context)` takes it to word
+ * the rowclaim error that wraps it. One meaning on every driver: `operation` is what the driver
+ * was doing, for people (`"lease claim"`, `"publish"`); `statement` is the SQL text that failed,
+ * when there is one (it becomes {@link SchemaError.statement}).
+ */
+export interface ErrorContext {
+  /** The table the driver was working on. */
+  readonly table: string;
+  /** What the driver was doing, for people: `"lease claim"`, `"row lock commit"`, `"publish"`. */
+  readonly operation: string;
+  /** The SQL text that failed, when there is one. */
+  readonly statement?: string | undefined;
+}

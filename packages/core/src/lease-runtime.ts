@@ -62,6 +62,8 @@ export class LeaseRuntime implements FormRuntime {
   readonly #claims = new Set<Promise<unknown>>();
   readonly #timer: NodeJS.Timeout | undefined;
   readonly #clock: () => Date;
+  /** The host's clock in milliseconds: `Date.now` where no clock was given (no `Date` made per read). */
+  readonly #nowMs: () => number;
   readonly #skew: ClockSkewMonitor | undefined;
   #extending = false;
   /** Where acks wait to go together, or with the next claim; `undefined`: each goes alone at once. */
@@ -82,7 +84,9 @@ export class LeaseRuntime implements FormRuntime {
     extend: boolean,
     options: LeaseRuntimeOptions = {},
   ) {
-    this.#clock = options.clock ?? (() => new Date());
+    const clock = options.clock;
+    this.#clock = clock ?? (() => new Date());
+    this.#nowMs = clock === undefined ? Date.now : () => clock().getTime();
     this.#skew = options.skew;
     this.#claimer = claimer;
     this.#table = table;
@@ -117,8 +121,7 @@ export class LeaseRuntime implements FormRuntime {
       const key = String(row.id);
       // Taken back from this subscription itself (see the module's notes): the hold in work keeps it.
       if (this.#own.get(key)?.adopt(token) === true) continue;
-      const hold = new LeaseHold(this, row, token);
-      if (!this.transactional) hold.transaction = undefined;
+      const hold = new LeaseHold(this, row, token, key);
       this.#held.add(hold);
       this.#own.set(key, hold);
       holds.push(hold);
@@ -149,8 +152,7 @@ export class LeaseRuntime implements FormRuntime {
 
   /** @internal the hold is finished (settled, failed, given back or up): no claim adopts it now. */
   finished(hold: LeaseHold): void {
-    const key = String(hold.row.id);
-    if (this.#own.get(key) === hold) this.#own.delete(key);
+    if (this.#own.get(hold.key) === hold) this.#own.delete(hold.key);
   }
 
   async close(): Promise<void> {
@@ -163,7 +165,7 @@ export class LeaseRuntime implements FormRuntime {
 
   /** @internal the host's clock, in milliseconds. */
   now(): number {
-    return this.#clock().getTime();
+    return this.#nowMs();
   }
 
   /** @internal */
@@ -341,19 +343,26 @@ export class LeaseRuntime implements FormRuntime {
  * fenced one after the other, or a driver matching results by id would report both settled.
  */
 function nextAcks(waiting: PendingAck[]): PendingAck[] {
-  const group: PendingAck[] = [];
+  if (waiting.length === 1) return waiting.splice(0, 1);
   const ids = new Set<RowId>();
-  const later: PendingAck[] = [];
-  for (const ack of waiting) {
+  let later: PendingAck[] | undefined;
+  let taken = 0;
+  for (let index = 0; index < waiting.length; index += 1) {
+    const ack = waiting[index] as PendingAck;
     const id = ack.hold.row.id;
-    if (group.length >= MAX_COALESCED_SETTLEMENTS || ids.has(id)) later.push(ack);
-    else {
+    if (taken >= MAX_COALESCED_SETTLEMENTS || ids.has(id)) {
+      later ??= [];
+      later.push(ack);
+    } else {
       ids.add(id);
-      group.push(ack);
+      // In place: the group is the front of `waiting`, in order, until a row waits twice.
+      waiting[taken] = ack;
+      taken += 1;
     }
   }
+  const group = waiting.splice(0, taken);
   waiting.length = 0;
-  waiting.push(...later);
+  if (later !== undefined) for (const ack of later) waiting.push(ack);
   return group;
 }
 
@@ -387,11 +396,14 @@ class LeaseHold implements HeldRow {
   abandoned: BrokerError | undefined;
   readonly #runtime: LeaseRuntime;
   readonly row: ClaimedRow;
+  /** The row's id as the runtime's maps key it. */
+  readonly key: string;
 
-  constructor(runtime: LeaseRuntime, row: ClaimedRow, token: LeaseToken) {
+  constructor(runtime: LeaseRuntime, row: ClaimedRow, token: LeaseToken, key: string) {
     this.#runtime = runtime;
     this.row = row;
     this.token = token;
+    this.key = key;
   }
 
   get signal(): AbortSignal {
@@ -441,7 +453,12 @@ class LeaseHold implements HeldRow {
    * Runs a transactional handler's work in one transaction with the settlement, fenced by the
    * token the hold has when the work is done: extensions go on while the body runs, then stop.
    */
-  transaction: ((work: TransactionWork) => Promise<void>) | undefined = async (work) => {
+  get transaction(): ((work: TransactionWork) => Promise<void>) | undefined {
+    // One method on the prototype, not a closure made for every hold.
+    return this.#runtime.transactional ? this.#transaction : undefined;
+  }
+
+  async #transaction(work: TransactionWork): Promise<void> {
     if (this.lostError !== undefined) {
       this.#runtime.forget(this);
       throw this.lostError;
@@ -466,7 +483,7 @@ class LeaseHold implements HeldRow {
       }
       throw error;
     }
-  };
+  }
 
   /**
    * Retries the row after a delay without a `runAt` column: its lease is moved to `until`

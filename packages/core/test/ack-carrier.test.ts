@@ -309,6 +309,24 @@ describe("a lease ack", () => {
     await runtime.close();
   });
 
+  it("ready after a claim carried the turn's earlier acks, waits through a turn the claim loop gives for its next claim", async () => {
+    const { claimer, calls, acked } = leaseClaimer({ settleMany: true, claimWithAcks: true });
+    const runtime = new LeaseRuntime(claimer, leaseTable, silentLogger, false);
+    const [first, second] = await runtime.claim(2);
+    if (first === undefined || second === undefined) throw new Error("claimed too few");
+    calls.length = 0;
+    const firstSettled = first.settle({ kind: "delete" });
+    await runtime.claim(1);
+    const secondSettled = second.settle({ kind: "delete" });
+    // A claim loop on a synchronous driver gives the event loop a turn now and then, after a claim.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await runtime.claim(1);
+    await Promise.all([firstSettled, secondSettled]);
+    expect(calls).toEqual(["claimWithAcks", "claimWithAcks"]);
+    expect(acked).toEqual([[1], [2]]);
+    await runtime.close();
+  });
+
   it("goes alone and the claim runs again on its own when the carrying claim fails", async () => {
     const { claimer, calls } = leaseClaimer({ settleMany: true, claimWithAcks: true, carryFails: true });
     const runtime = new LeaseRuntime(claimer, leaseTable, silentLogger, false);

@@ -3,16 +3,13 @@
 // `capabilities.advisoryLimit` is refused at subscribe before it opens anything. The limit itself
 // is proven against the real databases by the conformance suite's "per-key limits" sub-suite.
 import { describe, expect, it } from "vitest";
+import { advisorySlotKeys } from "../src/advisory-limit.js";
+import { advisorySlotKey, defineDriver, driverCapabilities, freeAdvisorySlots } from "../src/driver-api.js";
 import {
   ack,
-  advisorySlotKey,
-  advisorySlotKeys,
   BrokerError,
   createBroker,
-  defineDriver,
   defineTable,
-  driverCapabilities,
-  freeAdvisorySlots,
   MAX_ADVISORY_LIMIT,
   silentLogger,
   type TableDescription,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { BrokerError, ClockSkewMonitor, clockSkewDefaults, defineTable, silentLogger } from "../src/index.js";
+import { ClockSkewMonitor, clockSkewDefaults } from "../src/clock-skew.js";
+import { BrokerError, defineTable, silentLogger } from "../src/index.js";
 
 const table = defineTable({
   name: "jobs",

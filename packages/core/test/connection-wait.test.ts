@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { acquireWithin, BrokerError } from "../src/index.js";
+import { acquireWithin } from "../src/driver-api.js";
+import { BrokerError } from "../src/index.js";
 
 const wait = {
   waitMs: 20,

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { BrokerError, defineTable, encodePayload } from "../src/index.js";
+import { encodePayload } from "../src/driver-api.js";
+import { BrokerError, defineTable } from "../src/index.js";
 
 const table = defineTable({ name: "jobs", columns: { id: "id", payload: "payload" } });
 

@@ -1,8 +1,8 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, test } from "vitest";
-import { fromObjectFirst, isObjectFirstLogger, type Logger } from "../src/index.js";
-import { brokerLogger } from "../src/logger.js";
+import type { Logger } from "../src/index.js";
+import { brokerLogger, fromObjectFirst, isObjectFirstLogger } from "../src/logger.js";
 
 /** A pino logger writing JSON lines into an array. */
 function pinoInto(lines: Record<string, unknown>[], level = "debug") {

@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  BrokerError,
-  decodeHeaders,
-  decodePayload,
-  defineTable,
-  encodeHeaders,
-  encodePayload,
-} from "../src/index.js";
+import { decodeHeaders, decodePayload, encodeHeaders, encodePayload } from "../src/driver-api.js";
+import { BrokerError, defineTable } from "../src/index.js";
 
 const table = (payloadType: "json" | "text" | "bytes") =>
   defineTable({ name: "jobs", columns: { id: "id", payload: "payload" }, payloadType });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { backoffDelay, ceilToSecond, leaseExpiry } from "../src/index.js";
+import { backoffDelay } from "../src/backoff.js";
+import { ceilToSecond, leaseExpiry } from "../src/driver-api.js";
 
 describe("lease expiries are whole seconds of the host clock", () => {
   it("rounds up to the next whole second", () => {

@@ -4,16 +4,8 @@
 // anything. The behaviour itself is proven against the real databases by the conformance suite's
 // "transactional handlers" sub-suite.
 import { describe, expect, it } from "vitest";
-import {
-  ack,
-  BrokerError,
-  createBroker,
-  type Driver,
-  defineDriver,
-  defineTable,
-  driverCapabilities,
-  silentLogger,
-} from "../src/index.js";
+import { defineDriver, driverCapabilities } from "../src/driver-api.js";
+import { ack, BrokerError, createBroker, type Driver, defineTable, silentLogger } from "../src/index.js";
 
 /** A third-party driver that offers `forms` and, in `transactional`, transactional handlers; it must never be opened. */
 function thirdPartyDriver(transactional?: readonly ("rowLock" | "lease" | "advisory")[]): Driver & {

@@ -8,12 +8,11 @@ import {
   type Broker,
   DEFAULT_STATUS_CAP,
   type Driver,
-  describeValue,
   InvalidArgumentError,
   type QueueRow,
   type TableDefinition,
-  unknownKey,
 } from "@rowclaim/core";
+import { describeValue, unknownKey } from "@rowclaim/core/driver";
 import type { DashboardAuth } from "./auth.js";
 
 /** What a redaction callback is told about the payload it is given. */

@@ -7,7 +7,6 @@ import { join } from "node:path";
 import {
   ack,
   type Broker,
-  type ControlStore,
   createBroker,
   type Driver,
   deadLetter,
@@ -15,6 +14,7 @@ import {
   type Subscription,
   silentLogger,
 } from "@rowclaim/core";
+import type { ControlStore } from "@rowclaim/core/driver";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDashboard } from "../src/index.js";

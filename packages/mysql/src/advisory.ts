@@ -19,21 +19,22 @@
  *
  * @module
  */
+import type { RowId } from "@rowclaim/core";
+import { LeaseLostError } from "@rowclaim/core";
 import type {
   AdvisoryClaimer,
   AdvisoryToken,
   Claimed,
   ClaimedRow,
   ClaimRequest,
-  RowId,
   Settlement,
   TransactionWork,
-} from "@rowclaim/core";
-import { advisoryRowKey, advisorySlotKey, isAckSettlement, LeaseLostError } from "@rowclaim/core";
-import { toClaimedRow } from "./claimed-row.js";
+} from "@rowclaim/core/driver";
+import { advisoryRowKey, advisorySlotKey, isAckSettlement } from "@rowclaim/core/driver";
+import { claimedRowOf } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
-import { type ConnectionLike, letGo, matchedRows, run, selectRows } from "./client.js";
 import { classifyError, normalizeError } from "./normalize-error.js";
+import { type ConnectionLike, letGo, matchedRows, run, selectRows } from "./pool-like.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import {
@@ -237,7 +238,7 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
         await unlockHeld(connection, held);
         return null;
       }
-      const row = toClaimedRow(table, values, take === null ? 0 : 1);
+      const row = claimedRowOf(table, values, take !== null);
       return { row, token: Object.freeze({ form: "advisory", key: lockName, ...held, connection }) };
     } catch (error) {
       // Closing the session drops its lock with it.

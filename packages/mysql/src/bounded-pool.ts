@@ -8,12 +8,13 @@
  *
  * @module
  */
-import { acquireWithin, ConnectionLostError } from "@rowclaim/core";
-import type { ConnectionLike, PoolLike, QueryOptionsLike } from "./client.js";
+import { ConnectionLostError } from "@rowclaim/core";
+import { acquireWithin } from "@rowclaim/core/driver";
 import { classifyError } from "./normalize-error.js";
+import type { ConnectionLike, PoolLike, QueryOptionsLike } from "./pool-like.js";
 
-/** How long the driver waits for a connection from the pool unless told, in milliseconds. */
-export const DEFAULT_ACQUIRE_TIMEOUT_MS = 30_000;
+/** How long the driver waits for a connection from the pool unless told (core's default), in milliseconds. */
+export { DEFAULT_ACQUIRE_TIMEOUT_MS } from "@rowclaim/core/driver";
 
 /** The `connectionLimit` of a mysql2 pool (promise or callback), when the pool shows it. */
 export function poolConnectionLimit(pool: PoolLike): number | undefined {

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Logger, TableDefinition } from "@rowclaim/core";
-import type { PoolLike } from "./client.js";
+import type { PoolLike } from "./pool-like.js";
 import type { TableStatements } from "./sql.js";
 import type { ServerFamily } from "./version.js";
 

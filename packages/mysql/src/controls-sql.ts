@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { CONTROL_TABLE } from "@rowclaim/core";
+import { CONTROL_TABLE } from "@rowclaim/core/driver";
 import { quoteIdentifier } from "./sql.js";
 
 const table = quoteIdentifier(CONTROL_TABLE);

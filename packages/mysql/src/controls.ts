@@ -7,8 +7,7 @@
  *
  * @module
  */
-import type { ControlRow, ControlStore, RateTake } from "@rowclaim/core";
-import type { QueryableLike, ResultHeaderLike } from "./client.js";
+import type { ControlRow, ControlStore, RateTake } from "@rowclaim/core/driver";
 import {
   controlsPresentSql,
   controlsReadSql,
@@ -20,6 +19,7 @@ import {
   controlsTakeRateValues,
 } from "./controls-sql.js";
 import { normalizeError } from "./normalize-error.js";
+import type { QueryableLike, ResultHeaderLike } from "./pool-like.js";
 import { withDeadlockRetry } from "./retry.js";
 
 /** MySQL's "table doesn't exist". */
@@ -43,7 +43,7 @@ export class MysqlControlStore implements ControlStore {
       const [result] = await withDeadlockRetry(() => this.#pool.query(sql, values));
       return result;
     } catch (error) {
-      throw normalizeError(error, { table, operation: "control table", statement: what });
+      throw normalizeError(error, { table, operation: `control table ${what}`, statement: sql });
     }
   }
 
@@ -69,7 +69,7 @@ export class MysqlControlStore implements ControlStore {
         this.#present = false;
         return [];
       }
-      throw normalizeError(error, { table, operation: "control table", statement: "control read" });
+      throw normalizeError(error, { table, operation: "control table read", statement: controlsReadSql });
     }
     return rows.map((row) => ({
       scope: String(row.scope),

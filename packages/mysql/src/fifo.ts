@@ -17,8 +17,8 @@
  * @module
  */
 import type { RowId } from "@rowclaim/core";
-import { type ConnectionLike, type QueryableLike, selectRows } from "./client.js";
 import { classifyError } from "./normalize-error.js";
+import { type ConnectionLike, type QueryableLike, selectRows } from "./pool-like.js";
 import type { TableStatements } from "./sql.js";
 
 /** How long a lease claim waits for its group's guard, in seconds, before it takes nothing this time. */

@@ -4,21 +4,28 @@
  *
  * @packageDocumentation
  */
-export type {
-  ConnectionLike,
-  PoolLike,
-  QueryableLike,
-  QueryOptionsLike,
-  ResultHeaderLike,
-} from "./client.js";
+
 export {
   createMysqlDriver,
   MysqlDriver,
   type MysqlDriverOptions,
   mysqlCapabilities,
 } from "./mysql-driver.js";
-export { classifyError, type ErrorClass, errnoClasses, normalizeError } from "./normalize-error.js";
+export {
+  classifyError,
+  codeForError,
+  type ErrorClass,
+  errnoClasses,
+  normalizeError,
+} from "./normalize-error.js";
 export { ownPoolOptions } from "./own-pool.js";
+export type {
+  ConnectionLike,
+  PoolLike,
+  QueryableLike,
+  QueryOptionsLike,
+  ResultHeaderLike,
+} from "./pool-like.js";
 export { scheduleLedgerSchemaSql } from "./schedule-sql.js";
 export type { ServerInfo } from "./server-info.js";
 export {

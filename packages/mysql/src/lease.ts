@@ -14,24 +14,23 @@
  *
  * @module
  */
-import {
-  type AckSettlement,
-  type Acks,
-  type Claimed,
-  type HeldLease,
-  type LeaseClaimer,
-  type LeaseClaimRequest,
-  LeaseLostError,
-  type LeaseToken,
-  type RowId,
-  type Settlement,
-  type TransactionWork,
-} from "@rowclaim/core";
-import { toClaimedRow } from "./claimed-row.js";
+import { LeaseLostError, type RowId } from "@rowclaim/core";
+import type {
+  AckSettlement,
+  Acks,
+  Claimed,
+  HeldLease,
+  LeaseClaimer,
+  LeaseClaimRequest,
+  LeaseToken,
+  Settlement,
+  TransactionWork,
+} from "@rowclaim/core/driver";
+import { claimedRowOf } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
-import { letGo, matchedRows, run, selectRows } from "./client.js";
 import { fifoGuardRelease, LEASE_GUARD_WAIT_SECONDS, leaseFifoHead, takeFifoGuard } from "./fifo.js";
 import { classifyError, normalizeError } from "./normalize-error.js";
+import { letGo, matchedRows, run, selectRows } from "./pool-like.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import { type SettlementStatements, transactionSql } from "./sql.js";
@@ -132,7 +131,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
         );
         if (matchedRows(await run(connection, take.sql, take.values)) === 1) {
           const token: LeaseToken = Object.freeze({ form: "lease", expiry });
-          return [{ row: toClaimedRow(table, this.#takenValues(values, expiry), 1), token }];
+          return [{ row: claimedRowOf(table, this.#takenValues(values, expiry), true), token }];
         }
       }
       return null;
@@ -185,7 +184,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
       }
       await commitAndRelease(connection, guard);
       const token: LeaseToken = Object.freeze({ form: "lease", expiry });
-      return rows.map((values) => ({ row: toClaimedRow(table, values, 1), token }));
+      return rows.map((values) => ({ row: claimedRowOf(table, values, true), token }));
     } catch (error) {
       await rollbackAndRelease(connection, error, guard).catch(() => undefined);
       throw normalizeError(error, { table: table.name, operation: "lease claim" });

@@ -4,40 +4,43 @@
  * @module
  */
 import {
-  type Claimer,
   ClosedError,
-  checkPoolSize,
   DeclarationError,
-  type DetectedCapabilities,
   type Driver,
+  InvalidArgumentError,
+  isolationLevels,
+  type PublishResult,
+  type RowId,
+  type TableDefinition,
+} from "@rowclaim/core";
+import {
+  acquireTimeoutOf,
+  type Claimer,
+  checkPoolSize,
+  type DetectedCapabilities,
   type DriverCapabilities,
   type DriverPublishOptions,
   driverCapabilities,
-  InvalidArgumentError,
-  isolationLevels,
   type OpenOptions,
   type OperationsDriver,
   type OptionKeySet,
   type ProbeName,
-  type PublishResult,
   type PublishRow,
   type QueueStatusReader,
-  type RowId,
   refuseUnknownOptions,
   type ScheduleLedger,
-  type TableDefinition,
   type UniquePublishRow,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import type { PoolConnection } from "mysql2/promise";
 import { MysqlAdvisoryClaimer } from "./advisory.js";
-import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolConnectionLimit } from "./bounded-pool.js";
+import { BoundedPool, poolConnectionLimit } from "./bounded-pool.js";
 import type { ClaimerContext } from "./claimer-context.js";
-import type { PoolLike } from "./client.js";
 import { MysqlControlStore } from "./controls.js";
 import { MysqlLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { mysqlOperations } from "./operations.js";
 import { createOwnPool } from "./own-pool.js";
+import type { PoolLike } from "./pool-like.js";
 import { MysqlProbes } from "./probe.js";
 import { assertInTransaction, publishClient, publishRows } from "./publish.js";
 import { mysqlStatusReader } from "./queue-status.js";
@@ -185,13 +188,10 @@ export class MysqlDriver implements Driver {
       this.pool = createOwnPool(options.url, options.connectionLimit);
       this.#ownsPool = true;
     }
-    const acquireTimeoutMs = options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
-    if (typeof acquireTimeoutMs !== "number" || !Number.isFinite(acquireTimeoutMs) || acquireTimeoutMs < 1) {
-      throw new InvalidArgumentError(
-        `createMysqlDriver(): acquireTimeoutMs must be a number of milliseconds of at least 1, got ${String(acquireTimeoutMs)}.`,
-      );
-    }
-    this.#bounded = new BoundedPool(this.pool, acquireTimeoutMs);
+    this.#bounded = new BoundedPool(
+      this.pool,
+      acquireTimeoutOf("createMysqlDriver()", options.acquireTimeoutMs),
+    );
     this.operations = mysqlOperations(this.#bounded);
     this.#assumeServerVersion = options.assumeServerVersion;
     this.#probes = new MysqlProbes(this.#bounded, options.skipProbes);

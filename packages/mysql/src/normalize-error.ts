@@ -16,6 +16,7 @@ import {
   SchemaError,
   UnknownDatabaseError,
 } from "@rowclaim/core";
+import type { ErrorContext } from "@rowclaim/core/driver";
 
 /** What the driver does about a native error. */
 export interface ErrorClass {
@@ -126,6 +127,11 @@ const lostCodes = new Set([
 /** The codes of transient errors: one the driver made from a native error is treated as that error (retried). */
 const transientCodes: ReadonlySet<BrokerErrorCode> = new Set(["DEADLOCK", "LOCK_TIMEOUT"]);
 
+/** The core code a native error maps to (its {@link classifyError} class's), or `undefined`. */
+export function codeForError(error: unknown): BrokerErrorCode | undefined {
+  return classifyError(error).code;
+}
+
 /** How the driver treats `error`. */
 export function classifyError(error: unknown): ErrorClass {
   if (BrokerError.is(error)) return transientCodes.has(error.code) ? classifyError(error.cause) : plain;
@@ -142,15 +148,6 @@ export function classifyError(error: unknown): ErrorClass {
   if (typeof message === "string" && /in closed state|connection lost|server has gone away/i.test(message))
     return lost;
   return plain;
-}
-
-/** Where an error happened, for the message. */
-export interface ErrorContext {
-  readonly table: string;
-  /** The claim form or operation, for example "lease form" or "publish". */
-  readonly operation: string;
-  /** The statement that failed. */
-  readonly statement?: string;
 }
 
 /**

@@ -60,7 +60,7 @@ function selected(
   return key === undefined ? "FALSE" : `${q(table)(key)} IN ${b.list(selection.keys)}`;
 }
 
-/** The columns a row read selects (in `allColumns` order, for `toClaimedRow`). */
+/** The columns a row read selects (in `allColumns` order, for `claimedRowOf`). */
 export function selectList(table: TableDefinition): string {
   return table.allColumns.map(q(table)).join(", ");
 }

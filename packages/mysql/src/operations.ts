@@ -4,16 +4,9 @@
  *
  * @module
  */
-import type {
-  DriverRowActionResult,
-  OperationsDriver,
-  PruneLock,
-  RowId,
-  StoredRow,
-  TableDefinition,
-} from "@rowclaim/core";
-import { toClaimedRow } from "./claimed-row.js";
-import { type ConnectionLike, letGo, type PoolLike, run, selectRows } from "./client.js";
+import type { RowId, TableDefinition } from "@rowclaim/core";
+import type { DriverRowActionResult, OperationsDriver, PruneLock, StoredRow } from "@rowclaim/core/driver";
+import { claimedRowOf } from "./claimed-row.js";
 import { normalizeError } from "./normalize-error.js";
 import {
   actionCandidatesSql,
@@ -32,6 +25,7 @@ import {
   redriveGroupSql,
   redriveInsertSql,
 } from "./operations-sql.js";
+import { type ConnectionLike, letGo, type PoolLike, run, selectRows } from "./pool-like.js";
 import { lockSql, transactionSql } from "./sql.js";
 
 /** Builds the operations capability over `pool` (the driver's bounded pool). */
@@ -69,7 +63,7 @@ export function mysqlOperations(pool: PoolLike): OperationsDriver {
 
   const decode = (table: TableDefinition, values: unknown[], held?: boolean): StoredRow => {
     const count = table.allColumns.length;
-    const row = toClaimedRow(table, values.slice(0, count), 0);
+    const row = claimedRowOf(table, values.slice(0, count), false);
     const inWork = held ?? Number(values[count]) === 1;
     if (!inWork) return { ...row, inWork };
     const until = table.columns.lockedUntil;

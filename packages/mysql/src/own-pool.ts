@@ -7,7 +7,7 @@
 
 import type { IsolationLevel } from "@rowclaim/core";
 import { createPool } from "mysql2/promise";
-import type { PoolLike } from "./client.js";
+import type { PoolLike } from "./pool-like.js";
 import { transactionSql } from "./sql.js";
 import { markSessionLevel } from "./transaction.js";
 

@@ -20,16 +20,10 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import {
-  BrokerError,
-  ConnectionLostError,
-  type DetectedCapabilities,
-  type ProbeName,
-  type TableDefinition,
-  UnsafeTopologyError,
-} from "@rowclaim/core";
-import { type ConnectionLike, letGo, type PoolLike, selectRows } from "./client.js";
+import { BrokerError, ConnectionLostError, type TableDefinition, UnsafeTopologyError } from "@rowclaim/core";
+import type { DetectedCapabilities, ProbeName } from "@rowclaim/core/driver";
 import { classifyError } from "./normalize-error.js";
+import { type ConnectionLike, letGo, type PoolLike, selectRows } from "./pool-like.js";
 import { quoteDefinedTable, quoteIdentifier } from "./sql.js";
 
 /** How long a probe waits for its second connection before it gives up deciding, in milliseconds. */

@@ -8,9 +8,10 @@
  *
  * @module
  */
-import { InvalidArgumentError, type PublishRow, type RowId, type TableDefinition } from "@rowclaim/core";
-import type { QueryableLike, ResultHeaderLike } from "./client.js";
+import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type { PublishRow } from "@rowclaim/core/driver";
 import { normalizeError } from "./normalize-error.js";
+import type { QueryableLike, ResultHeaderLike } from "./pool-like.js";
 import type { ServerInfo } from "./server-info.js";
 import { type Bound, insertStatement } from "./sql.js";
 

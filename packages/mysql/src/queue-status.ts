@@ -7,19 +7,11 @@
  *
  * @module
  */
-import type {
-  InWorkHolder,
-  InWorkQuery,
-  InWorkRow,
-  QueueStatusReader,
-  RowId,
-  StatusQuery,
-  TableCounts,
-  TableDefinition,
-} from "@rowclaim/core";
-import { groupCountsOf } from "@rowclaim/core";
-import type { PoolLike, QueryableLike } from "./client.js";
+import type { InWorkHolder, InWorkRow, RowId, TableDefinition } from "@rowclaim/core";
+import type { InWorkQuery, QueueStatusReader, StatusQuery, TableCounts } from "@rowclaim/core/driver";
+import { groupCountsOf } from "@rowclaim/core/driver";
 import { normalizeError } from "./normalize-error.js";
+import type { PoolLike, QueryableLike } from "./pool-like.js";
 import { transactionSql } from "./sql.js";
 import {
   type GroupFilter,

@@ -19,12 +19,12 @@ import type {
   RowLockToken,
   Settlement,
   TransactionWork,
-} from "@rowclaim/core";
-import { toClaimedRow } from "./claimed-row.js";
+} from "@rowclaim/core/driver";
+import { claimedRowOf } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
-import { type ConnectionLike, letGo, run, selectRows } from "./client.js";
 import { fifoGuardRelease, rowLockFifoHead, takeFifoGuard } from "./fifo.js";
 import { classifyError, normalizeError } from "./normalize-error.js";
+import { type ConnectionLike, letGo, run, selectRows } from "./pool-like.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import { chainMarkSql, compoundSql, type SettlementStatements, transactionSql } from "./sql.js";
@@ -82,7 +82,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
         return null;
       }
       return {
-        rows: rows.map((values) => toClaimedRow(table, values, 0)),
+        rows: rows.map((values) => claimedRowOf(table, values, false)),
         token: guard === undefined ? { form: "rowLock", connection } : { form: "rowLock", connection, guard },
       };
     } catch (error) {
@@ -196,7 +196,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
         return null;
       }
       return {
-        rows: claimed.map((values) => toClaimedRow(table, values, 0)),
+        rows: claimed.map((values) => claimedRowOf(table, values, false)),
         token: { form: "rowLock", connection },
       };
     } catch (error) {

@@ -7,19 +7,18 @@
  *
  * @module
  */
+import type { RowId, TableDefinition } from "@rowclaim/core";
 import {
   type LedgerSchedule,
   ledgerTick,
   missingLedgerError,
   type PublishRow,
   perLedgerSchema,
-  type RowId,
   SCHEDULE_LEDGER_TABLE,
   type ScheduleLedger,
-  type TableDefinition,
-} from "@rowclaim/core";
-import { type PoolLike, type QueryableLike, run } from "./client.js";
+} from "@rowclaim/core/driver";
 import { normalizeError } from "./normalize-error.js";
+import { type PoolLike, type QueryableLike, run } from "./pool-like.js";
 import { publishRows } from "./publish.js";
 import { withDeadlockRetry } from "./retry.js";
 import { scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";

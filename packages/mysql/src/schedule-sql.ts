@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { SCHEDULE_LEDGER_TABLE } from "@rowclaim/core";
+import { SCHEDULE_LEDGER_TABLE } from "@rowclaim/core/driver";
 import { quoteTable } from "./sql.js";
 
 /** The ledger table's reference in database `schema` (the connection's when `undefined`). */

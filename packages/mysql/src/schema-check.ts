@@ -7,7 +7,7 @@
  */
 
 import { SchemaError, type TableDefinition } from "@rowclaim/core";
-import { type QueryableLike, selectRows } from "./client.js";
+import { type QueryableLike, selectRows } from "./pool-like.js";
 import { claimOrderColumns, columnsSql, indexColumnsSql } from "./sql.js";
 import { checkUniqueIndex } from "./unique-publish.js";
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type QueryableLike, selectRows } from "./client.js";
+import { type QueryableLike, selectRows } from "./pool-like.js";
 import { serverInfoSql } from "./sql.js";
 import { parseServerVersion, type ServerVersion } from "./version.js";
 

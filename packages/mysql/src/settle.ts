@@ -5,8 +5,9 @@
  *
  * @module
  */
-import type { RowId, Settlement } from "@rowclaim/core";
-import { matchedRows, type QueryableLike, run } from "./client.js";
+import type { RowId } from "@rowclaim/core";
+import type { Settlement } from "@rowclaim/core/driver";
+import { matchedRows, type QueryableLike, run } from "./pool-like.js";
 import { type SettlementStatements, transactionSql } from "./sql.js";
 
 /**

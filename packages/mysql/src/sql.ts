@@ -15,14 +15,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import {
-  type AckSettlement,
-  ADVISORY_SLOT_SEPARATOR,
-  DeclarationError,
-  type IsolationLevel,
-  type PublishRow,
-  type TableDefinition,
-} from "@rowclaim/core";
+import { DeclarationError, type IsolationLevel, type TableDefinition } from "@rowclaim/core";
+import { type AckSettlement, ADVISORY_SLOT_SEPARATOR, type PublishRow } from "@rowclaim/core/driver";
 import type { ServerFamily } from "./version.js";
 
 /** A statement's text and the values of its placeholders. */

@@ -4,8 +4,8 @@
  * @module
  */
 import type { IsolationLevel } from "@rowclaim/core";
-import { type ConnectionLike, letGo, run } from "./client.js";
 import { classifyError } from "./normalize-error.js";
+import { type ConnectionLike, letGo, run } from "./pool-like.js";
 import { transactionSql } from "./sql.js";
 
 /**

@@ -12,16 +12,10 @@
  *
  * @module
  */
-import {
-  LeaseLostError,
-  type LeaseToken,
-  type RowId,
-  type Settlement,
-  type TableDefinition,
-  type TransactionWork,
-} from "@rowclaim/core";
-import { type ConnectionLike, letGo, type PoolLike, run } from "./client.js";
+import { LeaseLostError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type { LeaseToken, Settlement, TransactionWork } from "@rowclaim/core/driver";
 import { normalizeError } from "./normalize-error.js";
+import { type ConnectionLike, letGo, type PoolLike, run } from "./pool-like.js";
 import { applySettlement } from "./settle.js";
 import { type SettlementStatements, transactionSql } from "./sql.js";
 import { beginAt, commitAndRelease, rollbackAndRelease } from "./transaction.js";

@@ -8,16 +8,10 @@
  *
  * @module
  */
-import {
-  type PublishResult,
-  type RowId,
-  SchemaError,
-  type TableDefinition,
-  UNIQUE_PUBLISH_ATTEMPTS,
-  type UniquePublishRow,
-} from "@rowclaim/core";
-import { matchedRows, type QueryableLike, run, selectRows } from "./client.js";
+import { type PublishResult, type RowId, SchemaError, type TableDefinition } from "@rowclaim/core";
+import { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "@rowclaim/core/driver";
 import { normalizeError } from "./normalize-error.js";
+import { matchedRows, type QueryableLike, run, selectRows } from "./pool-like.js";
 import { uniqueIndexName } from "./sql.js";
 import { addUniqueKeySql, uniqueHolder, uniqueIndexCheckSql, uniqueInsert } from "./unique-sql.js";
 
@@ -99,6 +93,6 @@ export async function checkUniqueIndex(client: QueryableLike, table: TableDefini
   if (Number(found?.[0]) > 0) return;
   throw new SchemaError(
     `Table "${table.name}" has no unique index on its key column "${key}", which unique publishes need (the database must refuse a second queued row of a key). Add it: ${addUniqueKeySql(table)}`,
-    { table: table.name, column: key, statement: "unique publish" },
+    { table: table.name, column: key },
   );
 }

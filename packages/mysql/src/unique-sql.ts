@@ -8,7 +8,8 @@
  *
  * @module
  */
-import type { PublishRow, TableDefinition } from "@rowclaim/core";
+import type { TableDefinition } from "@rowclaim/core";
+import type { PublishRow } from "@rowclaim/core/driver";
 import { type Bound, quoteDefinedTable, quoteIdentifier, uniqueKeyClause } from "./sql.js";
 
 /** The `ALTER TABLE … ADD UNIQUE KEY` for a table made without it (named in the schema check's error). */

@@ -6,65 +6,31 @@
 // the server itself (claimIsolation from INNODB_TRX, advisoryKeyHeld from IS_USED_LOCK,
 // holdRowLock with a real FOR UPDATE) and that the version floor is the server's own.
 import {
-  type CollectedTest,
-  type ConformanceHarness,
-  collectConformanceTests,
+  brokenDriverTests,
   errorsSuite,
+  ignoringIsolation,
   lockingSuite,
+  replacingMember,
   shutdownSuite,
   transactionsSuite,
+  withClaimerMethod,
 } from "@rowclaim/conformance";
-import {
-  type AdvisoryClaimer,
-  type Claimer,
-  type Driver,
-  defineTable,
-  type OpenOptions,
-  type TableDefinition,
-} from "@rowclaim/core";
+import type { Driver } from "@rowclaim/core";
+import type { AdvisoryClaimer } from "@rowclaim/core/driver";
 import type { Pool } from "mysql2/promise";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type ConnectionLike, createMysqlDriver } from "../src/index.js";
 import { mysqlHarness } from "./conformance-harness.js";
 import { mysqlUrl } from "./support.js";
 
 const url = await mysqlUrl();
 
-/** `target` with one member replaced (every other member is the target's own). */
-function replacing<T extends object>(target: T, property: string, value: unknown): T {
-  return new Proxy(target, {
-    get(inner, name) {
-      if (name === property) return value;
-      const own: unknown = Reflect.get(inner, name, inner);
-      return typeof own === "function" ? own.bind(inner) : own;
-    },
-  });
-}
-
-/** `driver` with its `open` replaced. */
-function withOpen(
-  driver: Driver,
-  open: (table: TableDefinition, options: OpenOptions) => Promise<Claimer>,
-): Driver {
-  return replacing(driver, "open", open);
-}
-
-/** Broken: claims run at the driver's default level (READ COMMITTED), whatever isolation the table names. */
-function ignoringIsolation(driver: Driver): Driver {
-  return withOpen(driver, (table, options) => {
-    const { isolation: _ignored, ...description } = table.description;
-    return driver.open(defineTable(description), options);
-  });
-}
-
 /** Broken: an advisory release returns the connection to the pool without RELEASE_LOCK. */
 function releasingWithoutUnlock(driver: Driver): Driver {
-  return withOpen(driver, async (table, options) => {
-    const claimer = await driver.open(table, options);
-    if (claimer.form !== "advisory") return claimer;
-    return replacing(claimer as AdvisoryClaimer, "release", async (token: { connection: ConnectionLike }) => {
+  return withClaimerMethod<AdvisoryClaimer>(driver, "advisory", "release", () => {
+    return async (token: { connection: ConnectionLike }) => {
       token.connection.release();
-    });
+    };
   });
 }
 
@@ -81,26 +47,13 @@ function withoutSkipLocked(pool: Pool): Pool {
       return query(options, ...rest);
     };
   const patchConnection = (connection: object): object =>
-    replacing(connection, "query", rewrite((connection as { query: Query }).query.bind(connection)));
-  const patched = replacing(pool, "query", rewrite(pool.query.bind(pool) as Query));
-  return replacing(patched, "getConnection", async () => patchConnection(await pool.getConnection()));
-}
-
-/** The tests of `register` for `harness`, collected to be run here. */
-function collected(harness: ConformanceHarness, register: (harness: ConformanceHarness) => void) {
-  const tests = collectConformanceTests(harness, register);
-  afterAll(async () => {
-    await harness.close?.();
-  });
-  return (title: string): CollectedTest => {
-    const test = tests.get(title);
-    if (test === undefined) throw new Error(`The suite has no test named "${title}".`);
-    return test;
-  };
+    replacingMember(connection, "query", rewrite((connection as { query: Query }).query.bind(connection)));
+  const patched = replacingMember(pool, "query", rewrite(pool.query.bind(pool) as Query));
+  return replacingMember(patched, "getConnection", async () => patchConnection(await pool.getConnection()));
 }
 
 describe("a driver that ignores the table's isolation fails the isolation tests", () => {
-  const test = collected(
+  const test = brokenDriverTests(
     mysqlHarness({ url, name: "mysql ignoring isolation", tablePrefix: "rcb_iso_", wrap: ignoringIsolation }),
     transactionsSuite,
   );
@@ -111,7 +64,7 @@ describe("a driver that ignores the table's isolation fails the isolation tests"
 });
 
 describe("an advisory release that returns the connection without unlocking fails on a pool the user owns", () => {
-  const test = collected(
+  const test = brokenDriverTests(
     mysqlHarness({
       url,
       name: "mysql releasing without unlock",
@@ -131,7 +84,7 @@ describe("an advisory release that returns the connection without unlocking fail
 
 describe("a driver without a version check fails the SERVER_TOO_OLD test", () => {
   const harness = mysqlHarness({ url, name: "mysql without a version check", tablePrefix: "rcb_ver_" });
-  const test = collected(
+  const test = brokenDriverTests(
     {
       ...harness,
       olderServer: {
@@ -153,7 +106,7 @@ describe("a driver without a version check fails the SERVER_TOO_OLD test", () =>
 });
 
 describe("a lease claim without SKIP LOCKED fails the contention test", () => {
-  const test = collected(
+  const test = brokenDriverTests(
     mysqlHarness({
       url,
       name: "mysql lease claim without SKIP LOCKED",

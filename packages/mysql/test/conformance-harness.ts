@@ -97,7 +97,7 @@ function observedPool(pool: Pool, observer: StatementObserver): Pool {
 }
 
 /**
- * A pool that counts the statements sent through it and, just before statement `killAt`, has the
+ * A pool that records the statements sent through it and, just before statement `killAt`, has the
  * server end every connection checked out at that moment (`KILL CONNECTION`, then waiting until
  * the processlist no longer shows them), so the statement goes to a dead connection.
  */
@@ -105,12 +105,12 @@ function sessionFaultPool(
   pool: Pool,
   fault: SessionFault,
   kill: (threadIds: readonly number[]) => Promise<void>,
-): { readonly pool: Pool; statements(): number } {
-  let sent = 0;
+): { readonly pool: Pool; statements(): number; sent(): readonly string[] } {
+  const sent: string[] = [];
   const out = new Set<{ readonly threadId: number | null }>();
-  const beforeStatement = async (): Promise<void> => {
-    sent += 1;
-    if (sent !== fault.killAt) return;
+  const beforeStatement = async (statement: unknown): Promise<void> => {
+    sent.push(sqlOf(statement));
+    if (sent.length !== fault.killAt) return;
     await kill([...out].flatMap(({ threadId }) => (threadId === null ? [] : [threadId])));
   };
   const passOn = <T extends object>(target: T, property: string | symbol): unknown => {
@@ -120,7 +120,7 @@ function sessionFaultPool(
   const counting =
     <T extends { query: (...args: never[]) => unknown }>(target: T) =>
     async (...args: Parameters<T["query"]>): Promise<unknown> => {
-      await beforeStatement();
+      await beforeStatement(args[0]);
       return (target.query as (...a: unknown[]) => unknown)(...args);
     };
   const faulty = new Proxy(pool, {
@@ -145,7 +145,7 @@ function sessionFaultPool(
       };
     },
   });
-  return { pool: faulty, statements: () => sent };
+  return { pool: faulty, statements: () => sent.length, sent: () => sent };
 }
 
 /** The MySQL `information_schema` row of the transaction that blocks connection `waiter`, if any. */
@@ -355,7 +355,12 @@ export function mysqlHarness(options: MysqlHarnessOptions): ConformanceHarness {
           await sleep(10);
         }
       });
-      return { driver: make({ pool: faulty.pool }), statements: faulty.statements, end: () => own.end() };
+      return {
+        driver: make({ pool: faulty.pool }),
+        statements: faulty.statements,
+        sent: faulty.sent,
+        end: () => own.end(),
+      };
     },
     serverAddress: { host: new URL(url).hostname, port: Number(new URL(url).port || 3306) },
     createDriverAt(address) {

@@ -4,19 +4,12 @@
  * left extended behind the broker's back (its settlement would then fail with a false
  * `LEASE_LOST` and its handler run again).
  */
-import {
-  ack,
-  createBroker,
-  type Delivery,
-  type LeaseClaimer,
-  type LeaseToken,
-  leaseExpiry,
-  silentLogger,
-} from "@rowclaim/core";
+import { ack, createBroker, type Delivery, silentLogger } from "@rowclaim/core";
+import { type LeaseClaimer, type LeaseToken, leaseExpiry } from "@rowclaim/core/driver";
 import { createPool } from "mysql2/promise";
 import { describe, expect, it } from "vitest";
-import type { ConnectionLike, PoolLike, QueryOptionsLike } from "../src/client.js";
 import { createMysqlDriver, ownPoolOptions } from "../src/index.js";
+import type { ConnectionLike, PoolLike, QueryOptionsLike } from "../src/pool-like.js";
 import { leaseColumns, mysqlUrl, quote, readAll, uniqueName, useMysqlFixture, waitFor } from "./support.js";
 
 const db = useMysqlFixture();

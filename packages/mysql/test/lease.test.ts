@@ -1,4 +1,5 @@
-import { createBroker, type LeaseClaimer, leaseExpiry, silentLogger } from "@rowclaim/core";
+import { createBroker, silentLogger } from "@rowclaim/core";
+import { type LeaseClaimer, leaseExpiry } from "@rowclaim/core/driver";
 import { describe, expect, it } from "vitest";
 import { quote, readAll, uniqueName, useMysqlFixture } from "./support.js";
 

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readmeShows } from "@rowclaim/tooling/readme-snippet";
 import { createPool } from "mysql2/promise";
 import { describe, expect, it } from "vitest";
 import { readmeExample } from "./readme-example.js";
@@ -15,13 +15,12 @@ describe("the README's usage example", () => {
       await pool.query(`DROP TABLE IF EXISTS \`${name}\``);
       await pool.end();
     }
-    const source = readFileSync(new URL("./readme-example.ts", import.meta.url), "utf8");
-    const region = /\/\/ #region usage\n([\s\S]*?)\s*\/\/ #endregion usage/.exec(source)?.[1] ?? "";
-    const dedented = region
-      .split("\n")
-      .map((line) => line.replace(/^ {2}/, ""))
-      .join("\n");
-    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-    expect(readme).toContain(dedented);
+    expect(
+      readmeShows(
+        new URL("../README.md", import.meta.url),
+        new URL("./readme-example.ts", import.meta.url),
+        "usage",
+      ),
+    ).toBe(true);
   });
 });

@@ -4,18 +4,17 @@
  * owns keeps its sessions' defaults and still gets one a claim); an advisory delete releases its
  * lock in the same statement, and only once it holds the row's write lock.
  */
+import { silentLogger, type TableDefinition } from "@rowclaim/core";
 import {
   type AdvisoryClaimer,
   type AdvisoryToken,
   type LeaseClaimer,
   leaseExpiry,
-  silentLogger,
-  type TableDefinition,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import { createPool } from "mysql2/promise";
 import { describe, expect, it } from "vitest";
-import type { PoolLike, QueryOptionsLike } from "../src/client.js";
 import { createMysqlDriver, type MysqlDriver, ownPoolOptions } from "../src/index.js";
+import type { PoolLike, QueryOptionsLike } from "../src/pool-like.js";
 import {
   leaseColumns,
   mysqlUrl,

@@ -4,13 +4,8 @@
  * real server; and a broker draining a queue this way, every row once and in order. Which batch
  * ends carry a claim is core's to decide, tested without a database in core's `ack-carrier.test.ts`.
  */
-import {
-  type BatchEnd,
-  createBroker,
-  type RowLockClaimer,
-  type RowLockToken,
-  silentLogger,
-} from "@rowclaim/core";
+import { createBroker, silentLogger } from "@rowclaim/core";
+import type { BatchEnd, RowLockClaimer, RowLockToken } from "@rowclaim/core/driver";
 import { describe, expect, it } from "vitest";
 import { createMysqlDriver } from "../src/index.js";
 import type { MysqlRowLockClaimer } from "../src/row-lock.js";

@@ -6,6 +6,7 @@
  * a transaction that finds the rows still held under lock) runs on this server too, through a
  * driver told to take the server for MySQL 8.
  */
+import { silentLogger, type TableDefinition, type TableDescription } from "@rowclaim/core";
 import {
   type Claimed,
   type LeaseClaimer,
@@ -13,10 +14,7 @@ import {
   leaseExpiry,
   type RowLockClaimer,
   type RowLockToken,
-  silentLogger,
-  type TableDefinition,
-  type TableDescription,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMysqlDriver, type MysqlDriver } from "../src/index.js";
 import { leaseColumns, mysqlUrl, quote, readAll, uniqueName, useMysqlFixture } from "./support.js";
@@ -219,7 +217,7 @@ async function claimBatch(
 ): Promise<{
   claimer: RowLockClaimer;
   token: RowLockToken;
-  rows: readonly import("@rowclaim/core").ClaimedRow[];
+  rows: readonly import("@rowclaim/core/driver").ClaimedRow[];
 }> {
   const claimer = (await db.driver.open(table, { group: null, logger: silentLogger })) as RowLockClaimer;
   const batch = await claimer.claim({ limit, now: new Date() });

@@ -4,10 +4,11 @@
  * options show it, else at the first statement (a wrong password or database), and a statement
  * over `max_allowed_packet` before it is sent.
  */
-import { createBroker, defineTable, type PublishRow, silentLogger } from "@rowclaim/core";
+import { createBroker, defineTable, silentLogger } from "@rowclaim/core";
+import type { PublishRow } from "@rowclaim/core/driver";
 import { describe, expect, it } from "vitest";
-import type { QueryableLike } from "../src/client.js";
 import { createMysqlDriver, type MysqlDriverOptions } from "../src/index.js";
+import type { QueryableLike } from "../src/pool-like.js";
 import { publishRows } from "../src/publish.js";
 import { parseServerVersion } from "../src/version.js";
 import { mysqlUrl, readAll, uniqueName, useMysqlFixture } from "./support.js";

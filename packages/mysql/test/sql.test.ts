@@ -1,4 +1,5 @@
-import { defineTable, type PublishRow } from "@rowclaim/core";
+import { defineTable } from "@rowclaim/core";
+import type { PublishRow } from "@rowclaim/core/driver";
 import { describe, expect, it } from "vitest";
 import {
   createTableSql,

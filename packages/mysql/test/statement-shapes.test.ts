@@ -3,7 +3,8 @@
  * under one fixed column name whatever the key (mysql2 compiles one row parser per distinct
  * column set, so a name per key would compile one per key), and a lease claim runs no read-back.
  */
-import { createBroker, type LeaseClaimer, leaseExpiry, silentLogger } from "@rowclaim/core";
+import { createBroker, silentLogger } from "@rowclaim/core";
+import { type LeaseClaimer, leaseExpiry } from "@rowclaim/core/driver";
 import { createPool } from "mysql2/promise";
 import { describe, expect, it } from "vitest";
 import { createMysqlDriver, ownPoolOptions } from "../src/index.js";

@@ -7,8 +7,8 @@ import { ack, defineTable, type Outcome, type TableDefinition, type TableDescrip
 import { databaseUrl } from "@rowclaim/tooling/test-env";
 import { createPool, type Pool } from "mysql2/promise";
 import { afterAll, beforeAll } from "vitest";
-import type { ConnectionLike, PoolLike, QueryOptionsLike } from "../src/client.js";
 import { createMysqlDriver, type MysqlDriver, ownPoolOptions } from "../src/index.js";
+import type { ConnectionLike, PoolLike, QueryOptionsLike } from "../src/pool-like.js";
 
 /** The URL of the MariaDB/MySQL server the tests run against. */
 export function mysqlUrl(): Promise<string> {

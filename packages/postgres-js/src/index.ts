@@ -5,14 +5,13 @@
  *
  * @packageDocumentation
  */
+import { InvalidArgumentError, type TableDefinition } from "@rowclaim/core";
 import {
   type DriverPublishOptions,
-  InvalidArgumentError,
   type OptionKeySet,
   type PublishRow,
   refuseUnknownOptions,
-  type TableDefinition,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import {
   checkExecutorOptions,
   createPostgresDriverOn,

@@ -17,19 +17,19 @@
  *
  * @module
  */
+import type { Logger, TableDefinition } from "@rowclaim/core";
+import { LeaseLostError } from "@rowclaim/core";
 import type {
   AdvisoryClaimer,
   AdvisoryToken,
   Claimed,
   ClaimedRow,
   ClaimRequest,
-  Logger,
   Settlement,
-  TableDefinition,
   TransactionWork,
-} from "@rowclaim/core";
-import { advisoryRowKey, advisorySlotKey, LeaseLostError } from "@rowclaim/core";
-import { decodeClaimedRow } from "./claimed-row.js";
+} from "@rowclaim/core/driver";
+import { advisoryRowKey, advisorySlotKey, connectionWithin } from "@rowclaim/core/driver";
+import { claimedRowOf } from "./claimed-row.js";
 import { execute, HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
@@ -59,27 +59,6 @@ const LOCK_TABLE_READS_AFTER_REFUSAL = 32;
 
 /** How long a claim that already took rows waits for one more connection before it stops taking. */
 const ACQUIRE_WAIT_MS = 50;
-
-/**
- * Checks a connection out if the pool hands one over within `ms`; otherwise `undefined`, and a
- * connection that arrives later goes straight back to the pool.
- */
-async function acquireWithin(pool: PoolLike, ms: number): Promise<HeldConnection | undefined> {
-  const pending = HeldConnection.acquire(pool);
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  const winner = await Promise.race([pending, timedOut]);
-  clearTimeout(timer);
-  if (winner === undefined) {
-    pending.then(
-      (late) => late.release(),
-      () => undefined,
-    );
-  }
-  return winner;
-}
 
 /**
  * An advisory delivery's token: the lock key (the rendered key; with a limit above 1, the slot's
@@ -282,7 +261,9 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     wait: boolean,
   ): Promise<Claimed<PostgresAdvisoryToken> | null | "refused" | "starved"> {
     const { pool, table, group, take } = this.#options;
-    const connection = wait ? await HeldConnection.acquire(pool) : await acquireWithin(pool, ACQUIRE_WAIT_MS);
+    const connection = wait
+      ? await HeldConnection.acquire(pool)
+      : await connectionWithin(HeldConnection.acquire(pool), ACQUIRE_WAIT_MS, (late) => late.release());
     if (connection === undefined) return "starved";
     let locked = false;
     try {
@@ -313,7 +294,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
         await this.#unlockAndRelease(token);
         return null;
       }
-      const row = decodeClaimedRow(table, raw, table.columns.attempt !== undefined);
+      const row = claimedRowOf(table, raw, table.columns.attempt !== undefined);
       this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
       return { row, token };
     } catch (error) {

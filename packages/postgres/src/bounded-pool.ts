@@ -7,12 +7,12 @@
  *
  * @module
  */
-import { acquireWithin } from "@rowclaim/core";
+import { acquireWithin } from "@rowclaim/core/driver";
 import { isConnectionLost } from "./normalize-error.js";
 import type { PoolClientLike, PoolLike, QueryConfigLike, QueryResultLike } from "./pool-like.js";
 
-/** How long the driver waits for a connection from the pool unless told, in milliseconds. */
-export const DEFAULT_ACQUIRE_TIMEOUT_MS = 30_000;
+/** How long the driver waits for a connection from the pool unless told (core's default), in milliseconds. */
+export { DEFAULT_ACQUIRE_TIMEOUT_MS } from "@rowclaim/core/driver";
 
 /** The size of a `pg.Pool` (its `options.max`), when the pool shows it. */
 export function poolMax(pool: PoolLike): number | undefined {

@@ -4,69 +4,74 @@
  *
  * @module
  */
-import {
-  type ClaimedRow,
-  decodeHeaders,
-  decodePayload,
-  type RowId,
-  type TableDefinition,
-} from "@rowclaim/core";
+import type { TableDefinition } from "@rowclaim/core";
+import { type ClaimedRow, decodeClaimedRow } from "@rowclaim/core/driver";
 import { PAYLOAD_TEXT_ALIAS } from "./sql.js";
 
 /**
- * Decodes one claimed row. `attemptCounted`: the claim already wrote `attempt + 1` (lease,
- * advisory), so the attempt as it stood before the claim is one less than the value read.
- * `known`: values of columns the statement did not return because the claim wrote them (a
- * lease's expiry). A json payload read as text (under `PAYLOAD_TEXT_ALIAS`) is parsed once and
- * the row's payload column holds the parsed value, as `pg` would have given it.
+ * Decodes one row as `pg` read it (core's `decodeClaimedRow` holds the rules, attempt accounting
+ * included). `pg`'s quirks: a json payload read as text under `PAYLOAD_TEXT_ALIAS` is what is
+ * decoded (parsed once; the row's payload column then holds the parsed value, as `pg` would have
+ * given it), and the row holds only the described columns. `known`: values of columns the
+ * statement did not return because the claim wrote them (a lease's expiry).
  */
-export function decodeClaimedRow(
+export function claimedRowOf(
   table: TableDefinition,
   raw: Record<string, unknown>,
   attemptCounted: boolean,
   known?: Readonly<Record<string, unknown>>,
 ): ClaimedRow {
-  const { columns } = table;
-  const asText = PAYLOAD_TEXT_ALIAS in raw;
-  const payloadRaw = asText ? raw[PAYLOAD_TEXT_ALIAS] : raw[columns.payload];
-  let payload = decodePayload(table, payloadRaw);
-  if (payload instanceof Uint8Array && payload.constructor !== Uint8Array) {
-    payload = new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength);
-  }
-  let attempt = 1;
-  if (columns.attempt !== undefined) {
-    const read = Number(raw[columns.attempt]);
-    attempt = Number.isFinite(read) ? read - (attemptCounted ? 1 : 0) : 1;
-  }
-  const group = columns.group === undefined ? null : raw[columns.group];
   const row: Record<string, unknown> = {};
   for (const column of table.allColumns) {
-    row[column] =
-      column === columns.payload && asText
-        ? payload
-        : known !== undefined && column in known
-          ? known[column]
-          : raw[column];
+    row[column] = known !== undefined && column in known ? known[column] : raw[column];
   }
-  return {
-    id: raw[columns.id] as RowId,
-    payload,
-    attempt,
-    group: typeof group === "string" ? group : null,
-    headers: columns.headers === undefined ? {} : decodeHeaders(raw[columns.headers]),
-    row: Object.freeze(row),
-  };
+  return decodeClaimedRow(
+    table,
+    row,
+    attemptCounted,
+    PAYLOAD_TEXT_ALIAS in raw ? raw[PAYLOAD_TEXT_ALIAS] : undefined,
+  );
 }
 
+/**
+ * Where the significant digits of `text` start (1-based, negative for a negative number), or 0
+ * where `text` is not a whole number written in ASCII digits (how `pg` reads a `bigint`).
+ */
+function wholeAt(text: string): number {
+  const negative = text.charCodeAt(0) === 45;
+  let start = negative ? 1 : 0;
+  if (start === text.length) return 0;
+  for (let index = start; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code < 48 || code > 57) return 0;
+  }
+  while (start < text.length - 1 && text.charCodeAt(start) === 48) start += 1;
+  // Minus zero is zero.
+  const zero = start === text.length - 1 && text.charCodeAt(start) === 48;
+  return negative && !zero ? -(start + 1) : start + 1;
+}
+
+/** Two whole numbers written in digits (`wholeAt` of each given), by value, without making a `BigInt`. */
+function compareWhole(a: string, aAt: number, b: string, bAt: number): number {
+  const aNegative = aAt < 0;
+  if (aNegative !== bAt < 0) return aNegative ? -1 : 1;
+  const aStart = Math.abs(aAt) - 1;
+  const bStart = Math.abs(bAt) - 1;
+  let magnitude = a.length - aStart - (b.length - bStart);
+  for (let index = 0; magnitude === 0 && aStart + index < a.length; index += 1) {
+    magnitude = a.charCodeAt(aStart + index) - b.charCodeAt(bStart + index);
+  }
+  return aNegative ? -magnitude : magnitude;
+}
+
+/** Numbers by value; whole numbers in digits by value; anything else as text. Makes no object. */
 function compareIds(a: unknown, b: unknown): number {
   if (typeof a === "number" && typeof b === "number") return a - b;
-  const left = String(a);
-  const right = String(b);
-  if (/^-?\d+$/.test(left) && /^-?\d+$/.test(right)) {
-    const x = BigInt(left);
-    const y = BigInt(right);
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
+  const left = typeof a === "string" ? a : String(a);
+  const right = typeof b === "string" ? b : String(b);
+  const leftAt = wholeAt(left);
+  const rightAt = leftAt === 0 ? 0 : wholeAt(right);
+  if (leftAt !== 0 && rightAt !== 0) return compareWhole(left, leftAt, right, rightAt);
   return left < right ? -1 : left > right ? 1 : 0;
 }
 

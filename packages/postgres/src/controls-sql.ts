@@ -8,7 +8,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { CONTROL_TABLE } from "@rowclaim/core";
+import { CONTROL_TABLE } from "@rowclaim/core/driver";
 import { quoteIdent } from "./sql.js";
 
 const table = quoteIdent(CONTROL_TABLE);

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ControlRow, ControlStore, RateTake, WakeListener } from "@rowclaim/core";
+import type { ControlRow, ControlStore, RateTake, WakeListener } from "@rowclaim/core/driver";
 import {
   controlsChannelFor,
   controlsPresentSql,

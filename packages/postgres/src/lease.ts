@@ -6,21 +6,19 @@
  *
  * @module
  */
-import {
-  type Acks,
-  type Claimed,
-  type HeldLease,
-  InvalidArgumentError,
-  type LeaseClaimer,
-  type LeaseClaimRequest,
-  LeaseLostError,
-  type LeaseToken,
-  type RowId,
-  type Settlement,
-  type TableDefinition,
-  type TransactionWork,
-} from "@rowclaim/core";
-import { decodeClaimedRow, sortIntoClaimOrder } from "./claimed-row.js";
+import { InvalidArgumentError, LeaseLostError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type {
+  Acks,
+  Claimed,
+  HeldLease,
+  LeaseClaimer,
+  LeaseClaimRequest,
+  LeaseToken,
+  Settlement,
+  TransactionWork,
+} from "@rowclaim/core/driver";
+import { ArrayParam } from "./array-param.js";
+import { claimedRowOf, sortIntoClaimOrder } from "./claimed-row.js";
 import { execute, HeldConnection } from "./connection.js";
 import { fifoGroupKey, waitFifoGuard } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
@@ -76,7 +74,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     }
     const token: LeaseToken = { form: "lease", expiry: request.expiry };
     const known = { [table.columns.lockedUntil as string]: request.expiry };
-    const claimed = result.rows.map((raw) => ({ row: decodeClaimedRow(table, raw, true, known), token }));
+    const claimed = result.rows.map((raw) => ({ row: claimedRowOf(table, raw, true, known), token }));
     return sortIntoClaimOrder(table, claimed);
   }
 
@@ -86,8 +84,8 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     try {
       result = await execute(this.#options.pool, this.#options.extend, {
         expiry,
-        ids: held.map((hold) => hold.id),
-        tokens: held.map((hold) => hold.token.expiry),
+        ids: new ArrayParam(held.map((hold) => hold.id)),
+        tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
       });
     } catch (error) {
       throw normalizeError(error, {
@@ -140,8 +138,8 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     let result: QueryResultLike;
     try {
       result = await execute(pool, stmt, {
-        ids: held.map((hold) => hold.id),
-        tokens: held.map((hold) => hold.token.expiry),
+        ids: new ArrayParam(held.map((hold) => hold.id)),
+        tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
         ...(settlement.kind === "markProcessed" ? { at: settlement.at } : {}),
       });
     } catch (error) {

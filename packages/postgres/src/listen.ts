@@ -6,7 +6,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { Logger, TableDefinition, WakeListener } from "@rowclaim/core";
+import type { Logger, TableDefinition } from "@rowclaim/core";
+import type { WakeListener } from "@rowclaim/core/driver";
 import type { NotificationLike, PoolClientLike, PoolLike } from "./pool-like.js";
 import { listenSql, unlistenAllSql } from "./sql.js";
 

@@ -4,15 +4,9 @@
  *
  * @module
  */
-import type {
-  DriverRowActionResult,
-  OperationsDriver,
-  PruneLock,
-  RowId,
-  StoredRow,
-  TableDefinition,
-} from "@rowclaim/core";
-import { decodeClaimedRow } from "./claimed-row.js";
+import type { RowId, TableDefinition } from "@rowclaim/core";
+import type { DriverRowActionResult, OperationsDriver, PruneLock, StoredRow } from "@rowclaim/core/driver";
+import { claimedRowOf } from "./claimed-row.js";
 import { HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import {
@@ -57,7 +51,7 @@ export function postgresOperations(pool: PoolLike): OperationsDriver {
     }
   };
   const stored = (table: TableDefinition, raw: Record<string, unknown>): StoredRow => {
-    const row = decodeClaimedRow(table, raw, false);
+    const row = claimedRowOf(table, raw, false);
     const inWork = raw[IN_WORK_ALIAS] === true;
     if (!inWork) return { ...row, inWork };
     const until = table.columns.lockedUntil;

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { InvalidArgumentError, type OptionKeySet, refuseUnknownOptions } from "@rowclaim/core";
+import { InvalidArgumentError } from "@rowclaim/core";
+import { type OptionKeySet, refuseUnknownOptions } from "@rowclaim/core/driver";
 import pg from "pg";
 import type { PoolLike } from "./pool-like.js";
 import {

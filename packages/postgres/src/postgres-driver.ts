@@ -8,23 +8,25 @@
  * @module
  */
 import {
+  type Driver,
+  InvalidArgumentError,
+  type PublishResult,
+  type RowId,
+  type TableDefinition,
+} from "@rowclaim/core";
+import {
   type Claimer,
   type ControlStore,
   checkPoolSize,
   type DetectedCapabilities,
-  type Driver,
   type DriverPublishOptions,
   driverCapabilities,
-  InvalidArgumentError,
   type OpenOptions,
   type ProbeName,
-  type PublishResult,
   type PublishRow,
-  type RowId,
-  type TableDefinition,
   type UniquePublishRow,
   type WakeListener,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import { PostgresAdvisoryClaimer } from "./advisory.js";
 import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolMax } from "./bounded-pool.js";
 import { HeldConnection } from "./connection.js";

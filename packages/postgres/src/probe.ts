@@ -24,13 +24,8 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import {
-  ConnectionLostError,
-  type DetectedCapabilities,
-  type ProbeName,
-  type TableDefinition,
-  UnsafeTopologyError,
-} from "@rowclaim/core";
+import { ConnectionLostError, type TableDefinition, UnsafeTopologyError } from "@rowclaim/core";
+import type { DetectedCapabilities, ProbeName } from "@rowclaim/core/driver";
 import { HeldConnection } from "./connection.js";
 import { isConnectionLost } from "./normalize-error.js";
 import type {

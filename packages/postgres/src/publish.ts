@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { InvalidArgumentError, type PublishRow, type RowId, type TableDefinition } from "@rowclaim/core";
+import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type { PublishRow } from "@rowclaim/core/driver";
 import { execute, HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryableLike } from "./pool-like.js";

@@ -6,21 +6,21 @@
  *
  * @module
  */
-import {
-  type AckSettlement,
-  type Acks,
-  type BatchEnd,
-  type ClaimedRow,
-  type ClaimRequest,
-  InvalidArgumentError,
-  type RowLockBatch,
-  type RowLockClaimer,
-  type RowLockToken,
-  type Settlement,
-  type TableDefinition,
-  type TransactionWork,
-} from "@rowclaim/core";
-import { decodeClaimedRow } from "./claimed-row.js";
+import { InvalidArgumentError, type TableDefinition } from "@rowclaim/core";
+import type {
+  AckSettlement,
+  Acks,
+  BatchEnd,
+  ClaimedRow,
+  ClaimRequest,
+  RowLockBatch,
+  RowLockClaimer,
+  RowLockToken,
+  Settlement,
+  TransactionWork,
+} from "@rowclaim/core/driver";
+import { ArrayParam } from "./array-param.js";
+import { claimedRowOf } from "./claimed-row.js";
 import { HeldConnection } from "./connection.js";
 import { fifoGroupKey, tryFifoGuard } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
@@ -173,7 +173,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       return null;
     }
     const { table } = this.#options;
-    const rows = result.rows.map((raw) => decodeClaimedRow(table, raw, false));
+    const rows = result.rows.map((raw) => claimedRowOf(table, raw, false));
     return { rows, token: { form: "rowLock", connection } };
   }
 
@@ -303,7 +303,8 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     const at = settlement.kind === "markProcessed" ? { at: settlement.at } : {};
     return {
       stmt,
-      values: one === undefined ? { ids: rows.map((row) => row.id), ...at } : { id: one.id, ...at },
+      values:
+        one === undefined ? { ids: new ArrayParam(rows.map((row) => row.id)), ...at } : { id: one.id, ...at },
     };
   }
 

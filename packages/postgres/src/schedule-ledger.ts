@@ -5,16 +5,15 @@
  *
  * @module
  */
+import type { RowId, TableDefinition } from "@rowclaim/core";
 import {
   type LedgerSchedule,
   ledgerTick,
   missingLedgerError,
   type PublishRow,
   perLedgerSchema,
-  type RowId,
   type ScheduleLedger,
-  type TableDefinition,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import { HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { SCHEDULE_LEDGER_TABLE } from "@rowclaim/core";
+import { SCHEDULE_LEDGER_TABLE } from "@rowclaim/core/driver";
 import { quoteIdent } from "./sql.js";
 
 /** The ledger table's reference in `schema` (or the search path's when `undefined`). */

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import type { RowId, Settlement } from "@rowclaim/core";
+import type { RowId } from "@rowclaim/core";
+import type { Settlement } from "@rowclaim/core/driver";
 import { execute } from "./connection.js";
 import type { QueryableLike } from "./pool-like.js";
 import type { SettleStatements, Statement } from "./sql.js";

@@ -14,7 +14,8 @@
  */
 
 import { createHash } from "node:crypto";
-import { ADVISORY_SLOT_SEPARATOR, type IsolationLevel, type TableDefinition } from "@rowclaim/core";
+import type { IsolationLevel, TableDefinition } from "@rowclaim/core";
+import { ADVISORY_SLOT_SEPARATOR } from "@rowclaim/core/driver";
 
 /** Quotes an identifier for PostgreSQL: wraps it in double quotes, doubling any inside. */
 export function quoteIdent(name: string): string {

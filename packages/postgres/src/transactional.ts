@@ -11,14 +11,8 @@
  *
  * @module
  */
-import {
-  LeaseLostError,
-  type LeaseToken,
-  type RowId,
-  type Settlement,
-  type TableDefinition,
-  type TransactionWork,
-} from "@rowclaim/core";
+import { LeaseLostError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type { LeaseToken, Settlement, TransactionWork } from "@rowclaim/core/driver";
 import { HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";

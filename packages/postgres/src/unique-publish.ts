@@ -6,13 +6,8 @@
  *
  * @module
  */
-import {
-  type PublishResult,
-  type RowId,
-  type TableDefinition,
-  UNIQUE_PUBLISH_ATTEMPTS,
-  type UniquePublishRow,
-} from "@rowclaim/core";
+import type { PublishResult, RowId, TableDefinition } from "@rowclaim/core";
+import { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "@rowclaim/core/driver";
 import { execute } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";

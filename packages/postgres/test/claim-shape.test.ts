@@ -4,14 +4,13 @@
  * (the claim wrote the expiry it holds), while the delivery's row still reads as it did. An
  * advisory claim locks and takes each row in one statement, on each key's connection at once.
  */
+import { createBroker, silentLogger } from "@rowclaim/core";
 import {
   type AdvisoryClaimer,
-  createBroker,
   type LeaseClaimer,
   leaseExpiry,
   type RowLockClaimer,
-  silentLogger,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { createPostgresDriver } from "../src/index.js";

@@ -7,69 +7,30 @@
 // holdRowLock with a real FOR UPDATE) and that the version floor is PostgreSQL's own.
 import {
   advisorySuite,
-  type CollectedTest,
-  type ConformanceHarness,
-  collectConformanceTests,
+  brokenDriverTests,
   errorsSuite,
+  ignoringIsolation,
   lockingSuite,
   shutdownSuite,
   transactionsSuite,
+  withClaimerMethod,
 } from "@rowclaim/conformance";
-import {
-  type AdvisoryClaimer,
-  type Claimer,
-  type Driver,
-  defineTable,
-  type OpenOptions,
-  type TableDefinition,
-} from "@rowclaim/core";
+import type { Driver } from "@rowclaim/core";
+import type { AdvisoryClaimer } from "@rowclaim/core/driver";
 import type pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createPostgresDriver, type PostgresAdvisoryToken } from "../src/index.js";
 import { postgresHarness } from "./conformance-harness.js";
 import { testUrl } from "./helpers.js";
 
 const url = await testUrl();
 
-/** `driver` with its `open` replaced (every other member is the driver's own). */
-function withOpen(
-  driver: Driver,
-  open: (table: TableDefinition, options: OpenOptions) => Promise<Claimer>,
-): Driver {
-  return new Proxy(driver, {
-    get(target, property) {
-      if (property === "open") return open;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
-
-/** Broken: claims run at the server's default level, whatever isolation the table names. */
-function ignoringIsolation(driver: Driver): Driver {
-  return withOpen(driver, (table, options) => {
-    const { isolation: _ignored, ...description } = table.description;
-    return driver.open(defineTable(description), options);
-  });
-}
-
 /** Broken: an advisory release returns the connection to the pool without unlocking the key. */
 function releasingWithoutUnlock(driver: Driver): Driver {
-  return withOpen(driver, async (table, options) => {
-    const claimer = await driver.open(table, options);
-    if (claimer.form !== "advisory") return claimer;
-    const advisory = claimer as AdvisoryClaimer<PostgresAdvisoryToken>;
-    return new Proxy(advisory, {
-      get(target, property) {
-        if (property === "release") {
-          return async (token: PostgresAdvisoryToken) => {
-            token.connection.release();
-          };
-        }
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+  return withClaimerMethod<AdvisoryClaimer<PostgresAdvisoryToken>>(driver, "advisory", "release", () => {
+    return async (token: PostgresAdvisoryToken) => {
+      token.connection.release();
+    };
   });
 }
 
@@ -103,21 +64,8 @@ function withoutSkipLocked(pool: pg.Pool): pg.Pool {
   return patch(pool, true);
 }
 
-/** The tests of `register` for `harness`, collected to be run here. */
-function collected(harness: ConformanceHarness, register: (harness: ConformanceHarness) => void) {
-  const tests = collectConformanceTests(harness, register);
-  afterAll(async () => {
-    await harness.close?.();
-  });
-  return (title: string): CollectedTest => {
-    const test = tests.get(title);
-    if (test === undefined) throw new Error(`The suite has no test named "${title}".`);
-    return test;
-  };
-}
-
 describe("a driver that ignores the table's isolation fails the isolation tests", () => {
-  const test = collected(
+  const test = brokenDriverTests(
     postgresHarness({
       url,
       name: "postgres ignoring isolation",
@@ -133,7 +81,7 @@ describe("a driver that ignores the table's isolation fails the isolation tests"
 });
 
 describe("an advisory release that returns the connection without unlocking fails on a pool the user owns", () => {
-  const test = collected(
+  const test = brokenDriverTests(
     postgresHarness({
       url,
       name: "postgres releasing without unlock",
@@ -156,7 +104,7 @@ describe("an advisory release that returns the connection without unlocking fail
 
 describe("a driver without a version check fails the SERVER_TOO_OLD test", () => {
   const harness = postgresHarness({ url, name: "postgres without a version check", tablePrefix: "rcb_ver_" });
-  const test = collected(
+  const test = brokenDriverTests(
     {
       ...harness,
       olderServer: {
@@ -178,7 +126,7 @@ describe("a driver without a version check fails the SERVER_TOO_OLD test", () =>
 });
 
 describe("a lease claim without SKIP LOCKED fails the contention test", () => {
-  const test = collected(
+  const test = brokenDriverTests(
     postgresHarness({
       url,
       name: "postgres lease claim without SKIP LOCKED",

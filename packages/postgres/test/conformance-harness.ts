@@ -97,7 +97,7 @@ function observedPool(pool: pg.Pool, observer: StatementObserver): pg.Pool {
 }
 
 /**
- * A pool that counts the statements sent through it and, just before statement `killAt`, ends
+ * A pool that records the statements sent through it and, just before statement `killAt`, ends
  * the backend of every client checked out at that moment (and of the one the statement goes to):
  * `pg_terminate_backend` with a wait, so that the sessions are gone before the statement is sent.
  */
@@ -105,12 +105,12 @@ function sessionFaultPool(
   pool: pg.Pool,
   fault: SessionFault,
   terminate: (pids: readonly number[]) => Promise<void>,
-): { readonly pool: pg.Pool; statements(): number } {
-  let sent = 0;
+): { readonly pool: pg.Pool; statements(): number; sent(): readonly string[] } {
+  const sent: string[] = [];
   const out = new Set<pg.PoolClient>();
-  const beforeStatement = async (): Promise<void> => {
-    sent += 1;
-    if (sent !== fault.killAt) return;
+  const beforeStatement = async (statement: unknown): Promise<void> => {
+    sent.push(textOf(statement));
+    if (sent.length !== fault.killAt) return;
     const pids = [...out].map(processIdOf).filter((pid): pid is number => pid !== undefined);
     await terminate(pids);
   };
@@ -119,7 +119,7 @@ function sessionFaultPool(
       get(target, property) {
         if (property === "query") {
           return async (...args: Parameters<pg.PoolClient["query"]>) => {
-            await beforeStatement();
+            await beforeStatement(args[0]);
             return (target.query as (...a: unknown[]) => unknown)(...args);
           };
         }
@@ -145,7 +145,7 @@ function sessionFaultPool(
       if (property === "query") {
         return async (...args: Parameters<pg.Pool["query"]>) => {
           // A pool's own query checks a client out: end the backends of those already out.
-          await beforeStatement();
+          await beforeStatement(args[0]);
           return (target.query as (...a: unknown[]) => unknown)(...args);
         };
       }
@@ -153,7 +153,14 @@ function sessionFaultPool(
       return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
-  return { pool: faulty, statements: () => sent };
+  return { pool: faulty, statements: () => sent.length, sent: () => sent };
+}
+
+/** The SQL text of a `query()` call's first argument (a string or a query config). */
+function textOf(statement: unknown): string {
+  if (typeof statement === "string") return statement;
+  const text = (statement as { text?: unknown } | null)?.text;
+  return typeof text === "string" ? text : String(statement);
 }
 
 /**
@@ -324,6 +331,7 @@ export function postgresHarness(options: PostgresHarnessOptions): ConformanceHar
       return {
         driver: make({ pool: faulty.pool, notify: true }),
         statements: faulty.statements,
+        sent: faulty.sent,
         end: () => own.end(),
       };
     },

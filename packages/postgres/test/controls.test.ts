@@ -1,6 +1,7 @@
 // Pauses heard at once through NOTIFY (notify: true), and the control table's SQL: a rate take
 // by many connections at once never counts past the limit.
-import { controlTableKey, createBroker, scopeText, silentLogger } from "@rowclaim/core";
+import { createBroker, silentLogger } from "@rowclaim/core";
+import { controlTableKey, scopeText } from "@rowclaim/core/driver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeTable, TestDb, uniqueName, waitFor } from "./helpers.js";
 

@@ -1,4 +1,5 @@
-import { type Claimer, createBroker, silentLogger } from "@rowclaim/core";
+import { createBroker, silentLogger } from "@rowclaim/core";
+import type { Claimer } from "@rowclaim/core/driver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeTable, TestDb, uniqueName } from "./helpers.js";
 

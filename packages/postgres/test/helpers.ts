@@ -3,14 +3,13 @@
  * and waiting on conditions (never on fixed sleeps).
  */
 import {
-  type Claimer,
-  type ClaimRequest,
   createBroker,
   defineTable,
   silentLogger,
   type TableDefinition,
   type TableDescription,
 } from "@rowclaim/core";
+import type { Claimer, ClaimRequest } from "@rowclaim/core/driver";
 import { databaseUrl } from "@rowclaim/tooling/test-env";
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";

@@ -1,17 +1,14 @@
-import { readFileSync } from "node:fs";
+import { readmeShows } from "@rowclaim/tooling/readme-snippet";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { payOrder } from "./example/publish-in-transaction.js";
 import { sendEmails } from "./example/usage.js";
 import { TestDb, uniqueName } from "./helpers.js";
 
-/** Expects the README to hold the lines of `file` between `// <region>:start` and `:end`, unindented once. */
+/** Expects the README to hold the region `region` of `file` verbatim. */
 function expectReadmeShows(file: string, region: string): void {
-  const source = readFileSync(new URL(file, import.meta.url), "utf8");
-  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-  const block = new RegExp(`// ${region}:start\\n([\\s\\S]*?)\\n\\s*// ${region}:end`).exec(source)?.[1];
-  expect(block, region).toBeDefined();
-  const lines = (block ?? "").split("\n").map((line) => line.replace(/^ {2}/, ""));
-  expect(readme).toContain(lines.join("\n"));
+  expect(readmeShows(new URL("../README.md", import.meta.url), new URL(file, import.meta.url), region)).toBe(
+    true,
+  );
 }
 
 let db: TestDb;

@@ -4,15 +4,8 @@
  * and the next claim together; an advisory claim in a process alone on
  * its keys never reads the lock table.
  */
-import {
-  type AdvisoryClaimer,
-  type BatchEnd,
-  BrokerError,
-  type ClaimedRow,
-  createBroker,
-  silentLogger,
-  type TableDefinition,
-} from "@rowclaim/core";
+import { BrokerError, createBroker, silentLogger, type TableDefinition } from "@rowclaim/core";
+import type { AdvisoryClaimer, BatchEnd, ClaimedRow } from "@rowclaim/core/driver";
 import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { type PostgresDriver, quoteIdent } from "../src/index.js";

@@ -5,16 +5,13 @@
  * ends carry a claim is core's to decide, tested without a database in core's `ack-carrier.test.ts`.
  */
 import {
-  type Acks,
-  type BatchEnd,
-  type ClaimedRow,
-  type ClaimRequest,
   createBroker,
   type Driver,
   type Subscription,
   silentLogger,
   type TableDefinition,
 } from "@rowclaim/core";
+import type { Acks, BatchEnd, ClaimedRow, ClaimRequest } from "@rowclaim/core/driver";
 import { countCalls, countingDriver } from "@rowclaim/tooling/claimer-calls";
 import { describe, expect, it } from "vitest";
 import type { PostgresRowLockClaimer, PostgresRowLockToken } from "../src/row-lock.js";

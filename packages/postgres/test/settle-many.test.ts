@@ -4,14 +4,8 @@
  * transaction; a failure changes nothing. And the advisory form's settlement and unlock as one
  * statement, which no other session can see unlocked before the settlement commits.
  */
-import {
-  type AdvisoryClaimer,
-  BrokerError,
-  defineTable,
-  type LeaseToken,
-  leaseExpiry,
-  type TableDefinition,
-} from "@rowclaim/core";
+import { BrokerError, defineTable, type TableDefinition } from "@rowclaim/core";
+import { type AdvisoryClaimer, type LeaseToken, leaseExpiry } from "@rowclaim/core/driver";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { createPostgresDriver, type PostgresDriver, quoteIdent } from "../src/index.js";

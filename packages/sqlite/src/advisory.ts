@@ -28,6 +28,7 @@
  *
  * @module
  */
+import { LeaseLostError, type TableDefinition } from "@rowclaim/core";
 import {
   type Acks,
   ADVISORY_SLOT_SEPARATOR,
@@ -39,19 +40,17 @@ import {
   type ClaimRequest,
   freeAdvisorySlots,
   type HeldKeyRow,
-  LeaseLostError,
   type Settlement,
-  type TableDefinition,
   type TransactionWork,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import { type AdvisoryOwnership, ownAdvisoryForm } from "./advisory-owner.js";
 import { retryBusy } from "./busy-retry.js";
+import { claimedRowOf, toEpochMs } from "./claimed-row.js";
 import type { SqliteStatement } from "./database.js";
 import { HeldKey, heldKeys } from "./keys.js";
 import type { ClaimerContext } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
-import { toClaimedRow, toEpochMs } from "./rows.js";
-import { checkSchema } from "./schema.js";
+import { checkSchema } from "./schema-check.js";
 import { SettlementStatements } from "./settle.js";
 import {
   advisoryCandidatesSql,
@@ -228,7 +227,7 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
    */
   #hold(keys: Set<string>, taken: readonly TakenRow[]): Claimed<HeldKey>[] {
     return taken.map(({ row, key, rowKey }) => ({
-      row: toClaimedRow(this.#table, row, this.#takeCounts),
+      row: claimedRowOf(this.#table, row, this.#takeCounts),
       token: new HeldKey(keys, key, rowKey),
     }));
   }

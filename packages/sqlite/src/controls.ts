@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ControlRow, ControlStore, RateTake } from "@rowclaim/core";
+import type { ControlRow, ControlStore, RateTake } from "@rowclaim/core/driver";
 import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
 import {
   controlsPresentSql,

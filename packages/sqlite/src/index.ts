@@ -6,9 +6,9 @@
  */
 export type { BusyRetryOptions } from "./busy-retry.js";
 export type { SqliteDatabase, SqliteRunResult, SqliteStatement } from "./database.js";
-export { brokerCodeFor, isBusyError, normalizeError } from "./normalize-error.js";
+export { codeForError, isBusyError, normalizeError } from "./normalize-error.js";
 export { scheduleLedgerSchemaSql } from "./schedule-sql.js";
-export { SQLITE_VERSION_FLOOR, schemaSql } from "./schema.js";
+export { SQLITE_VERSION_FLOOR, schemaSql } from "./schema-check.js";
 export { quoteIdentifier } from "./sql.js";
 export {
   createSqliteDriver,

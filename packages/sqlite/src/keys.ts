@@ -12,7 +12,7 @@
  */
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import type { AdvisoryToken } from "@rowclaim/core";
+import type { AdvisoryToken } from "@rowclaim/core/driver";
 import type { SqliteDatabase } from "./database.js";
 
 interface KeyRegistry {

@@ -10,26 +10,23 @@
  *
  * @module
  */
-import {
-  type Acks,
-  type Claimed,
-  type ClaimedWithAcks,
-  type HeldLease,
-  type LeaseClaimer,
-  type LeaseClaimRequest,
-  LeaseLostError,
-  type LeaseToken,
-  type RowId,
-  type Settlement,
-  type TableDefinition,
-  type TransactionMode,
-  type TransactionWork,
-} from "@rowclaim/core";
+import { LeaseLostError, type RowId, type TableDefinition, type TransactionMode } from "@rowclaim/core";
+import type {
+  Acks,
+  Claimed,
+  ClaimedWithAcks,
+  HeldLease,
+  LeaseClaimer,
+  LeaseClaimRequest,
+  LeaseToken,
+  Settlement,
+  TransactionWork,
+} from "@rowclaim/core/driver";
 import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
+import { claimedRowOf, sortClaimOrder, toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 import { normalizeError } from "./normalize-error.js";
-import { sortClaimOrder, toClaimedRow, toEpochMs } from "./rows.js";
-import { checkSchema, type NamedStatement } from "./schema.js";
+import { checkSchema, type NamedStatement } from "./schema-check.js";
 import { SettlementStatements } from "./settle.js";
 import { fifoLeaseClaimSql, leaseClaimSql, leaseExtendSql, type QuotedColumns, quoteColumns } from "./sql.js";
 import { inTransaction } from "./transaction.js";
@@ -182,7 +179,7 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
     const token: LeaseToken = { form: "lease", expiry: new Date(expiry) };
     if (rows.length > 1) sortClaimOrder(this.#table, rows);
     return rows.map((row) => ({
-      row: toClaimedRow(this.#table, row, true),
+      row: claimedRowOf(this.#table, row, true),
       token,
     }));
   }

@@ -13,16 +13,7 @@ import {
   InvalidArgumentError,
   SchemaError,
 } from "@rowclaim/core";
-
-/** Where an error happened, for the message and the error's fields. */
-export interface ErrorContext {
-  /** The table the statement works on. */
-  readonly table: string;
-  /** What the driver was doing, for people: `"the lease claim"`, `"publish"`… */
-  readonly operation: string;
-  /** The statement's SQL, when there is one. */
-  readonly statement?: string;
-}
+import type { ErrorContext } from "@rowclaim/core/driver";
 
 /** The native error's `SQLITE_*` code (extended codes included), or `undefined`. */
 export function sqliteCode(error: unknown): string | undefined {
@@ -52,7 +43,7 @@ export function isBusyError(error: unknown): boolean {
  * | `SQLITE_BUSY*`, `SQLITE_LOCKED*` that outlived the bounded busy retry | `CONNECTION_TIMEOUT` |
  * | `TypeError` "The database connection is not open" | `CLOSED` |
  */
-export function brokerCodeFor(error: unknown): BrokerErrorCode | undefined {
+export function codeForError(error: unknown): BrokerErrorCode | undefined {
   if (BrokerError.is(error)) return undefined;
   const code = sqliteCode(error);
   const message = error instanceof Error ? error.message : "";
@@ -76,7 +67,7 @@ export function brokerCodeFor(error: unknown): BrokerErrorCode | undefined {
  * error).
  */
 export function normalizeError(error: unknown, context: ErrorContext): unknown {
-  const code = brokerCodeFor(error);
+  const code = codeForError(error);
   if (code === undefined) return error;
   const native = error instanceof Error ? error.message : String(error);
   const options = { cause: error, table: context.table };

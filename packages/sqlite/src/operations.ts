@@ -7,16 +7,11 @@
  *
  * @module
  */
-import {
-  type DriverRowActionResult,
-  type OperationsDriver,
-  type RowId,
-  type StoredRow,
-  type TableDefinition,
-  UnsupportedFormError,
-} from "@rowclaim/core";
+import { type RowId, type TableDefinition, UnsupportedFormError } from "@rowclaim/core";
+import type { DriverRowActionResult, OperationsDriver, StoredRow } from "@rowclaim/core/driver";
 import { advisoryOwnedElsewhere } from "./advisory-owner.js";
 import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
+import { claimedRowOf } from "./claimed-row.js";
 import type { SqliteDatabase } from "./database.js";
 import { heldKeys } from "./keys.js";
 import { normalizeError } from "./normalize-error.js";
@@ -32,7 +27,6 @@ import {
   redriveInsertSql,
 } from "./operations-sql.js";
 import { lockPrune } from "./prune-lock.js";
-import { toClaimedRow } from "./rows.js";
 import { advisoryKeySql } from "./sql.js";
 import { inTransaction } from "./transaction.js";
 
@@ -61,7 +55,7 @@ export function sqliteOperations(db: SqliteDatabase, busy: BusyRetryPolicy): Ope
   const stored = (table: TableDefinition, raw: Record<string, unknown>): StoredRow => {
     const values: Record<string, unknown> = {};
     for (const column of table.allColumns) values[column] = raw[column];
-    const row = toClaimedRow(table, values, false);
+    const row = claimedRowOf(table, values, false);
     const inWork = Number(raw.rc_in_work) === 1;
     if (!inWork) return { ...row, inWork };
     const until = table.columns.lockedUntil;

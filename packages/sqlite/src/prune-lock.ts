@@ -9,7 +9,8 @@
  *
  * @module
  */
-import type { PruneLock, TableDefinition } from "@rowclaim/core";
+import type { TableDefinition } from "@rowclaim/core";
+import type { PruneLock } from "@rowclaim/core/driver";
 import Database from "better-sqlite3";
 import type { SqliteDatabase } from "./database.js";
 import { databaseFileKey } from "./keys.js";

@@ -5,9 +5,10 @@
  *
  * @module
  */
-import { InvalidArgumentError, type PublishRow, type RowId, type TableDefinition } from "@rowclaim/core";
+import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type { PublishRow } from "@rowclaim/core/driver";
+import { toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
-import { toEpochMs } from "./rows.js";
 import { publishSql, type QuotedColumns, quoteColumns, quoteIdentifier } from "./sql.js";
 import { inTransaction } from "./transaction.js";
 

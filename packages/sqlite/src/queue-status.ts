@@ -6,17 +6,9 @@
  *
  * @module
  */
-import type {
-  InWorkHolder,
-  InWorkQuery,
-  InWorkRow,
-  QueueStatusReader,
-  RowId,
-  StatusQuery,
-  TableCounts,
-  TableDefinition,
-} from "@rowclaim/core";
-import { groupCountsOf } from "@rowclaim/core";
+import type { InWorkHolder, InWorkRow, RowId, TableDefinition } from "@rowclaim/core";
+import type { InWorkQuery, QueueStatusReader, StatusQuery, TableCounts } from "@rowclaim/core/driver";
+import { groupCountsOf } from "@rowclaim/core/driver";
 import type { SqliteDatabase } from "./database.js";
 import { heldKeys } from "./keys.js";
 import { normalizeError } from "./normalize-error.js";

@@ -6,17 +6,16 @@
  *
  * @module
  */
+import type { RowId, TableDefinition } from "@rowclaim/core";
 import {
   type LedgerSchedule,
   ledgerTick,
   missingLedgerError,
   type PublishRow,
   perLedgerSchema,
-  type RowId,
   SCHEDULE_LEDGER_TABLE,
   type ScheduleLedger,
-  type TableDefinition,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
 import type { SqliteDatabase } from "./database.js";
 import { normalizeError } from "./normalize-error.js";

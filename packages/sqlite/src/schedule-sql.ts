@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { SCHEDULE_LEDGER_TABLE } from "@rowclaim/core";
+import { SCHEDULE_LEDGER_TABLE } from "@rowclaim/core/driver";
 import { qualifiedTable } from "./sql.js";
 
 /** The ledger table's reference in attached database `schema` (SQLite's search order when `undefined`). */

@@ -5,16 +5,11 @@
  *
  * @module
  */
-import {
-  type AckSettlement,
-  InvalidArgumentError,
-  type RowId,
-  type Settlement,
-  type TableDefinition,
-} from "@rowclaim/core";
+import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type { AckSettlement, Settlement } from "@rowclaim/core/driver";
+import { toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
-import { toEpochMs } from "./rows.js";
-import { checkSchema, type NamedStatement } from "./schema.js";
+import { checkSchema, type NamedStatement } from "./schema-check.js";
 import { moveCopySql, type QuotedColumns, settlementSql } from "./sql.js";
 import { inTransaction } from "./transaction.js";
 

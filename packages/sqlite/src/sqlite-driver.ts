@@ -8,26 +8,28 @@
 
 import { dirname, resolve } from "node:path";
 import {
-  type Claimer,
   ClosedError,
   type Driver,
+  InvalidArgumentError,
+  type PublishResult,
+  type RowId,
+  type TableDefinition,
+  UnsupportedFormError,
+} from "@rowclaim/core";
+import {
+  type Claimer,
   type DriverCapabilities,
   type DriverPublishOptions,
   driverCapabilities,
-  InvalidArgumentError,
   type OpenOptions,
   type OperationsDriver,
   type OptionKeySet,
-  type PublishResult,
   type PublishRow,
   type QueueStatusReader,
-  type RowId,
   refuseUnknownOptions,
   type ScheduleLedger,
-  type TableDefinition,
   type UniquePublishRow,
-  UnsupportedFormError,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import Database from "better-sqlite3";
 import { SqliteAdvisoryClaimer } from "./advisory.js";
 import { type BusyRetryOptions, type BusyRetryPolicy, busyRetryPolicy, retryBusy } from "./busy-retry.js";
@@ -39,7 +41,7 @@ import { sqliteOperations } from "./operations.js";
 import { TablePublisher } from "./publish.js";
 import { sqliteStatusReader } from "./queue-status.js";
 import { sqliteScheduleLedger } from "./schedule-ledger.js";
-import { schemaSql } from "./schema.js";
+import { schemaSql } from "./schema-check.js";
 import { synchronousPragma, walJournalPragma } from "./sql.js";
 import { publishUniqueRows } from "./unique-publish.js";
 

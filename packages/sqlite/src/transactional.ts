@@ -16,15 +16,8 @@
  *
  * @module
  */
-import {
-  InvalidArgumentError,
-  isPromiseLike,
-  LeaseLostError,
-  type RowId,
-  type Settlement,
-  type TableDefinition,
-  type TransactionWork,
-} from "@rowclaim/core";
+import { InvalidArgumentError, LeaseLostError, type RowId, type TableDefinition } from "@rowclaim/core";
+import { isPromiseLike, type Settlement, type TransactionWork } from "@rowclaim/core/driver";
 import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 import { isBusyError, normalizeError } from "./normalize-error.js";

@@ -6,16 +6,11 @@
  *
  * @module
  */
-import {
-  type PublishResult,
-  type RowId,
-  SchemaError,
-  type TableDefinition,
-  type UniquePublishRow,
-} from "@rowclaim/core";
+import { type PublishResult, type RowId, SchemaError, type TableDefinition } from "@rowclaim/core";
+import type { UniquePublishRow } from "@rowclaim/core/driver";
+import { toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase } from "./database.js";
 import { toSqliteValue } from "./publish.js";
-import { toEpochMs } from "./rows.js";
 import { quoteIdentifier } from "./sql.js";
 import { inTransaction } from "./transaction.js";
 import {
@@ -97,6 +92,6 @@ export function checkUniqueIndex(db: SqliteDatabase, table: TableDefinition): vo
   if (found !== undefined) return;
   throw new SchemaError(
     `Table "${table.name}" (SQLite): no unique index on its key column "${key}", which unique publishes need (the database must refuse a second queued row of a key). Create it: ${uniqueIndexSql(table)}`,
-    { table: table.name, column: key, statement: "unique publish" },
+    { table: table.name, column: key },
   );
 }

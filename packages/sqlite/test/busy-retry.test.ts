@@ -1,4 +1,5 @@
-import { ack, BrokerError, createBroker, defineTable, leaseExpiry, silentLogger } from "@rowclaim/core";
+import { ack, BrokerError, createBroker, defineTable, silentLogger } from "@rowclaim/core";
+import { leaseExpiry } from "@rowclaim/core/driver";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSqliteDriver } from "../src/index.js";
 import { leaseTable, openConnection, publishRow, tempDatabaseFile, uniqueName, waitFor } from "./support.js";

@@ -2,7 +2,8 @@
  * How far an advisory claim looks: a first small window of rows, and a wider one when that
  * window holds too few distinct free keys, so one key's queue does not hide the keys behind it.
  */
-import { type AdvisoryClaimer, createBroker, defineTable, silentLogger } from "@rowclaim/core";
+import { createBroker, defineTable, silentLogger } from "@rowclaim/core";
+import type { AdvisoryClaimer } from "@rowclaim/core/driver";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSqliteDriver } from "../src/index.js";
 import { claimColumns, tempDatabaseFile, uniqueName } from "./support.js";

@@ -12,6 +12,7 @@ import {
   shutdownSuite,
 } from "@rowclaim/conformance";
 import type { TableDefinition } from "@rowclaim/core";
+import { heapTestOptOut } from "@rowclaim/tooling/test-env";
 import { afterAll, describe } from "vitest";
 import { createSqliteDriver, quoteIdentifier } from "../src/index.js";
 import { openConnection, tempDatabaseFile } from "./support.js";
@@ -91,7 +92,7 @@ function sqliteHarness(name: string, tablePrefix: string, pools: "driver" | "use
   };
 }
 
-runConformance(sqliteHarness("sqlite", "rc_", "driver"));
+runConformance({ ...sqliteHarness("sqlite", "rc_", "driver"), skip: heapTestOptOut() });
 
 describe("rowclaim conformance on databases the user owns: sqlite", () => {
   const harness = sqliteHarness("sqlite (user database)", "rcu_", "user");

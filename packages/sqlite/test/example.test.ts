@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readmeShows } from "@rowclaim/tooling/readme-snippet";
 import { afterAll, describe, expect, it } from "vitest";
 import { runExample } from "./example.js";
 import { tempDatabaseFile, waitFor } from "./support.js";
@@ -22,12 +22,8 @@ describe("the README example", () => {
     ["the repository README", "../../../README.md"],
     ["@rowclaim/core's README", "../../core/README.md"],
   ])("is the code %s shows", (_, path) => {
-    const readme = readFileSync(new URL(path, import.meta.url), "utf8");
-    const example = readFileSync(new URL("./example.ts", import.meta.url), "utf8");
-    const block = /```ts\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(block).toBeDefined();
-    const lines = (block ?? "").split("\n").filter((line) => line.trim() !== "");
-    expect(lines.length).toBeGreaterThan(5);
-    for (const line of lines) expect(example).toContain(line.trim());
+    expect(
+      readmeShows(new URL(path, import.meta.url), new URL("./example.ts", import.meta.url), "readme"),
+    ).toBe(true);
   });
 });

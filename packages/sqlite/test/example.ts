@@ -1,4 +1,4 @@
-// The README's usage example. Every line of the README's TypeScript block is in this file, and
+// The README's usage example: the README shows its `readme` region verbatim, and
 // example.test.ts runs it, so the README cannot drift from working code.
 import type { Broker } from "@rowclaim/core";
 import { ack, createBroker, defineTable } from "@rowclaim/core";

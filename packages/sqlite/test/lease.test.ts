@@ -6,13 +6,13 @@ import {
   type Delivery,
   defineTable,
   LeaseLostError,
-  leaseExpiry,
   retry,
   retryAfter,
   silentLogger,
   type TableDefinition,
   type TableDescription,
 } from "@rowclaim/core";
+import { leaseExpiry } from "@rowclaim/core/driver";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSqliteDriver, type SqliteDriver } from "../src/index.js";
 import { leaseTable, openConnection, publishRow, uniqueName, useSqliteFile, waitFor } from "./support.js";
@@ -120,7 +120,8 @@ describe("lease claims", () => {
       },
       { group: "g" },
     );
-    await waitFor(() => seen.length === 1);
+    // The handler runs before its ack is written: wait for the ack (the row gone), not the call.
+    await waitFor(() => seen.length === 1 && rows(t).length === 3);
     const left = rows(t).map((row) => JSON.parse(row.payload as string));
     expect(left).toEqual(["later", "other group", "no group"]);
     expect(seen).toEqual(["mine"]);

@@ -1,7 +1,7 @@
 import { BrokerError, type BrokerErrorCode } from "@rowclaim/core";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { brokerCodeFor, isBusyError, normalizeError } from "../src/index.js";
+import { codeForError, isBusyError, normalizeError } from "../src/index.js";
 
 /** A native error as better-sqlite3 throws it: an Error with an SQLITE_* code. */
 function native(code: string, message: string): Error {
@@ -133,7 +133,7 @@ describe("normalizeError maps SQLite errors to core codes", () => {
   for (const { what, error, code, busy } of cases) {
     const becomes = code === undefined ? "gets no code and is returned as it is" : `becomes ${code}`;
     it(`${what} ${becomes}, and ${busy ? "counts as busy (retried)" : "does not count as busy"}`, () => {
-      expect(brokerCodeFor(error)).toBe(code);
+      expect(codeForError(error)).toBe(code);
       expect(isBusyError(error)).toBe(busy);
       const normalized = normalizeError(error, { table: "jobs", operation: "a test" });
       if (code === undefined) {
@@ -156,12 +156,12 @@ describe("normalizeError maps SQLite errors to core codes", () => {
       }
       return undefined;
     };
-    expect(brokerCodeFor(thrown(() => db.prepare("SELECT * FROM nowhere")))).toBe("SCHEMA");
+    expect(codeForError(thrown(() => db.prepare("SELECT * FROM nowhere")))).toBe("SCHEMA");
     db.exec("CREATE TABLE t (x NOT NULL)");
-    expect(brokerCodeFor(thrown(() => db.prepare("INSERT INTO t (x) VALUES (NULL)").run()))).toBe(
+    expect(codeForError(thrown(() => db.prepare("INSERT INTO t (x) VALUES (NULL)").run()))).toBe(
       "CONSTRAINT",
     );
     db.close();
-    expect(brokerCodeFor(thrown(() => db.prepare("SELECT 1")))).toBe("CLOSED");
+    expect(codeForError(thrown(() => db.prepare("SELECT 1")))).toBe("CLOSED");
   });
 });

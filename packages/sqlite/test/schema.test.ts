@@ -9,7 +9,7 @@ import {
 import type Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSqliteDriver, schemaSql } from "../src/index.js";
-import { compareVersions } from "../src/schema.js";
+import { compareVersions } from "../src/schema-check.js";
 import { leaseTable, openConnection, tempDatabaseFile, uniqueName } from "./support.js";
 
 const temp = tempDatabaseFile();

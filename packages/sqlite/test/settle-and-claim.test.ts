@@ -5,21 +5,17 @@
  * queue this way settling every row once, in order. Which call carried an ack is core's to
  * decide, and tested there without a database (`packages/core/test/ack-carrier.test.ts`).
  */
-import {
-  type AdvisoryClaimer,
-  BrokerError,
-  type ClaimedWithAcks,
-  type ClaimRequest,
-  createBroker,
-  defineTable,
-  type HeldKeyRow,
-  type HeldLease,
-  type LeaseClaimer,
-  type LeaseClaimRequest,
-  type LeaseToken,
-  silentLogger,
-  type TableDefinition,
-} from "@rowclaim/core";
+import { BrokerError, createBroker, defineTable, silentLogger, type TableDefinition } from "@rowclaim/core";
+import type {
+  AdvisoryClaimer,
+  ClaimedWithAcks,
+  ClaimRequest,
+  HeldKeyRow,
+  HeldLease,
+  LeaseClaimer,
+  LeaseClaimRequest,
+  LeaseToken,
+} from "@rowclaim/core/driver";
 import { describe, expect, it } from "vitest";
 import type { HeldKey } from "../src/keys.js";
 import { claimColumns, leaseTable, publishRow, uniqueName, useSqliteFile } from "./support.js";

@@ -5,13 +5,11 @@
 import {
   BrokerError,
   defineTable,
-  type LeaseClaimer,
-  type LeaseToken,
-  MAX_COALESCED_SETTLEMENTS,
   silentLogger,
   type TableDefinition,
   type TableDescription,
 } from "@rowclaim/core";
+import { type LeaseClaimer, type LeaseToken, MAX_COALESCED_SETTLEMENTS } from "@rowclaim/core/driver";
 import { describe, expect, it } from "vitest";
 import { leaseTable, publishRow, uniqueName, useSqliteFile } from "./support.js";
 

@@ -5,14 +5,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  type AdvisoryClaimer,
-  type LeaseClaimer,
-  type PublishRow,
-  silentLogger,
-  type TableDefinition,
-  type TableDescription,
-} from "@rowclaim/core";
+import { silentLogger, type TableDefinition, type TableDescription } from "@rowclaim/core";
+import type { AdvisoryClaimer, LeaseClaimer, PublishRow } from "@rowclaim/core/driver";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { createSqliteDriver, type SqliteDriver } from "../src/index.js";

@@ -13,13 +13,16 @@ import type { Target } from "../target.js";
 /** A hand-written claim-handle-settle loop over one table. */
 export interface HandWrittenLoop {
   /**
-   * Runs `workers` loops at once until none finds a row to claim; resolves how many rows they
-   * settled (a lease settlement that matched no row is not counted).
+   * Runs `workers` loops at once until none finds a row to claim, each row through `handler`
+   * (else the loop's own, `LoopOptions.handler`); resolves how many rows they settled.
    */
-  drain(workers: number): Promise<number>;
+  drain(workers: number, handler?: LoopHandler): Promise<number>;
   /** Closes the loop's connections. */
   close(): Promise<void>;
 }
+
+/** A loop's handler: takes a claimed row's payload; a loop awaits what it returns. */
+export type LoopHandler = (payload: unknown) => Promise<void> | undefined;
 
 /** What every dialect's loop is opened with. */
 export interface LoopOptions {
@@ -29,10 +32,22 @@ export interface LoopOptions {
   readonly form: ClaimFormName;
   /** The most loops a drain will run at once (each holds a connection). */
   readonly connections: number;
+  /** What the loop does with each claimed row ({@link asyncNoOpHandler} unless given). */
+  readonly handler?: LoopHandler;
+  /** SQLite only: the connection's `synchronous` level (`"full"`, the driver's default, unless given). */
+  readonly synchronous?: "full" | "normal";
 }
 
-/** What a loop does with a claimed row: nothing, as the bench's rowclaim handlers do. */
-export const noOpHandler = (_payload: unknown): undefined => undefined;
+/** The job's work in the bench: nothing, awaited as a real handler awaits its own. */
+export async function noOpWork(_payload: unknown): Promise<void> {}
+
+/**
+ * The bench's handler, on both sides: `async (payload) => { await work(payload) }` with `work` an
+ * async no-op, the shape every real handler has.
+ */
+export const asyncNoOpHandler: LoopHandler = async (payload) => {
+  await noOpWork(payload);
+};
 
 /**
  * Runs `workers` copies of `step` at once, each until it returns `false` (it found no row);

@@ -21,11 +21,11 @@ import type { TableDefinition } from "@rowclaim/core";
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { loadForDialect } from "../driver-packages.js";
 import {
+  asyncNoOpHandler,
   type HandWrittenLoop,
   keyColumns,
   type LoopOptions,
   leaseExpiry,
-  noOpHandler,
   renderKey,
   runLoops,
 } from "./loop.js";
@@ -104,6 +104,7 @@ function lockName(database: string, key: string): string {
 /** Opens the hand-written loop of `options.form` on the MySQL/MariaDB database at `url`. */
 export async function openMysqlLoop(url: string, options: LoopOptions): Promise<HandWrittenLoop> {
   const { table, form } = options;
+  let handler = options.handler ?? asyncNoOpHandler;
   const mysql = await loadForDialect("mysql", () => import("mysql2/promise"));
   const pool: Pool = mysql.createPool({
     uri: url,
@@ -129,7 +130,7 @@ export async function openMysqlLoop(url: string, options: LoopOptions): Promise<
         await connection.query("COMMIT");
         return false;
       }
-      await noOpHandler(row[payload]);
+      await handler(row[payload]);
       await connection.query(sql.settle, [row[idColumn]]);
       await connection.query("COMMIT");
       return true;
@@ -153,7 +154,7 @@ export async function openMysqlLoop(url: string, options: LoopOptions): Promise<
       throw error;
     }
     if (row === undefined) return false;
-    await noOpHandler(row[payload]);
+    await handler(row[payload]);
     await connection.query(sql.settle, [row[idColumn], expiry]);
     return true;
   };
@@ -176,7 +177,7 @@ export async function openMysqlLoop(url: string, options: LoopOptions): Promise<
           const [taken] = await connection.query<ResultSetHeader>(sql.advisoryTake, [id, ...nows()]);
           if (taken.affectedRows === 0) continue;
           const [rows] = await connection.query<RowDataPacket[]>(sql.read, [id]);
-          await noOpHandler(rows[0]?.[payload]);
+          await handler(rows[0]?.[payload]);
           await connection.query(sql.settle, [id]);
           return true;
         } finally {
@@ -187,7 +188,8 @@ export async function openMysqlLoop(url: string, options: LoopOptions): Promise<
   };
 
   return {
-    async drain(workers) {
+    async drain(workers, given) {
+      handler = given ?? options.handler ?? asyncNoOpHandler;
       const connections = await Promise.all(Array.from({ length: workers }, () => pool.getConnection()));
       try {
         for (const connection of connections) {

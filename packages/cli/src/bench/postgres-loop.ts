@@ -17,11 +17,11 @@
 import type { TableDefinition } from "@rowclaim/core";
 import pg from "pg";
 import {
+  asyncNoOpHandler,
   type HandWrittenLoop,
   keyColumns,
   type LoopOptions,
   leaseExpiry,
-  noOpHandler,
   renderKey,
   runLoops,
 } from "./loop.js";
@@ -94,6 +94,7 @@ const unlockSql = "SELECT pg_advisory_unlock(hashtextextended($1::text, 0)) AS u
 /** Opens the hand-written loop of `options.form` on the PostgreSQL database at `url`. */
 export async function openPostgresLoop(url: string, options: LoopOptions): Promise<HandWrittenLoop> {
   const { table, form } = options;
+  let handler = options.handler ?? asyncNoOpHandler;
   const pool = new pg.Pool({ connectionString: url, max: options.connections });
   const sql = statements(table, form);
   const idColumn = table.columns.id;
@@ -112,7 +113,7 @@ export async function openPostgresLoop(url: string, options: LoopOptions): Promi
         await client.query("COMMIT");
         return false;
       }
-      await noOpHandler(row[table.columns.payload]);
+      await handler(row[table.columns.payload]);
       await client.query(named("settle", sql.settle, [row[idColumn]]));
       await client.query("COMMIT");
       return true;
@@ -127,7 +128,7 @@ export async function openPostgresLoop(url: string, options: LoopOptions): Promi
     const claimed = await client.query(named("claim", sql.claim, [new Date(), expiry]));
     const row = claimed.rows[0] as Record<string, unknown> | undefined;
     if (row === undefined) return false;
-    await noOpHandler(row[table.columns.payload]);
+    await handler(row[table.columns.payload]);
     await client.query(named("settle", sql.settle, [row[idColumn], expiry]));
     return true;
   };
@@ -147,7 +148,7 @@ export async function openPostgresLoop(url: string, options: LoopOptions): Promi
           const taken = await client.query(named("take", sql.take, [new Date(), candidate[idColumn]]));
           const row = taken.rows[0] as Record<string, unknown> | undefined;
           if (row === undefined) continue;
-          await noOpHandler(row[table.columns.payload]);
+          await handler(row[table.columns.payload]);
           await client.query(named("settle", sql.settle, [row[idColumn]]));
           return true;
         } finally {
@@ -158,7 +159,8 @@ export async function openPostgresLoop(url: string, options: LoopOptions): Promi
   };
 
   return {
-    async drain(workers) {
+    async drain(workers, given) {
+      handler = given ?? options.handler ?? asyncNoOpHandler;
       const clients = await Promise.all(Array.from({ length: workers }, () => pool.connect()));
       try {
         return await runLoops(workers, (worker) => {

@@ -1,8 +1,11 @@
 /**
  * The hand-written loop on SQLite (`better-sqlite3`): every statement `rowclaim bench` compares a
  * form with, written as a user would write it without rowclaim, one row a claim, on a connection
- * of the loop's own (WAL mode and `synchronous = FULL`, as the driver opens a file; better-sqlite3 runs each statement to
- * the end, so the loops take turns on it). Every identifier is quoted; values travel as parameters.
+ * of the loop's own (WAL mode and `synchronous = FULL`, as the driver opens a file, or the level
+ * `LoopOptions.synchronous` names; better-sqlite3 runs each statement to the end, so the loops take
+ * turns on it). Every identifier is quoted; values travel as parameters. Each statement is prepared
+ * once per drain and autocommits: a lease job costs two commits (two WAL syncs at `FULL`), the
+ * least a claim and a separate fenced settlement can cost, and nothing else runs between them.
  *
  * - lease: `UPDATE … SET locked_until, attempt + 1 WHERE id IN (SELECT … LIMIT 1) RETURNING`, the
  *   handler, `DELETE … WHERE id AND locked_until = token`;
@@ -15,11 +18,11 @@
 import type { TableDefinition } from "@rowclaim/core";
 import Database from "better-sqlite3";
 import {
+  asyncNoOpHandler,
   type HandWrittenLoop,
   keyColumns,
   type LoopOptions,
   leaseExpiry,
-  noOpHandler,
   renderKey,
   runLoops,
 } from "./loop.js";
@@ -70,11 +73,12 @@ function statements(table: TableDefinition): {
 /** Opens the hand-written loop of `options.form` on the SQLite file `filename`. */
 export async function openSqliteLoop(filename: string, options: LoopOptions): Promise<HandWrittenLoop> {
   const { table, form } = options;
+  let handler = options.handler ?? asyncNoOpHandler;
   const db = new Database(filename, { timeout: 5000 });
   db.pragma("journal_mode = WAL");
-  // As durable as the driver's commits (its default, `synchronous: "full"`): the same statements
-  // at the same cost of a commit.
-  db.pragma("synchronous = FULL");
+  // As durable as the driver's commits (its default, `synchronous: "full"`, or the level asked for):
+  // the same statements at the same cost of a commit.
+  db.pragma(options.synchronous === "normal" ? "synchronous = NORMAL" : "synchronous = FULL");
   const sql = statements(table);
   const { id: idColumn, payload } = table.columns;
   // Prepared at the first drain: the bench creates the table after it opens the loop.
@@ -91,10 +95,11 @@ export async function openSqliteLoop(filename: string, options: LoopOptions): Pr
   const held = new Set<string>();
 
   const leaseStep = async (): Promise<boolean> => {
-    const expiry = leaseExpiry(table).getTime();
-    const row = statement("claim").get({ now: Date.now(), expiry }) as Record<string, unknown> | undefined;
+    const now = Date.now();
+    const expiry = leaseExpiry(table, now).getTime();
+    const row = statement("claim").get({ now, expiry }) as Record<string, unknown> | undefined;
     if (row === undefined) return false;
-    await noOpHandler(row[payload]);
+    await handler(row[payload]);
     statement("settle").run({ id: row[idColumn], token: expiry });
     return true;
   };
@@ -117,7 +122,7 @@ export async function openSqliteLoop(filename: string, options: LoopOptions): Pr
             | Record<string, unknown>
             | undefined;
           if (row === undefined) continue;
-          await noOpHandler(row[payload]);
+          await handler(row[payload]);
           statement("settle").run({ id: row[idColumn] });
           return true;
         } finally {
@@ -130,7 +135,8 @@ export async function openSqliteLoop(filename: string, options: LoopOptions): Pr
   };
 
   return {
-    async drain(workers) {
+    async drain(workers, given) {
+      handler = given ?? options.handler ?? asyncNoOpHandler;
       // A table dropped and created again since the last drain needs its statements prepared again.
       prepared = undefined;
       return runLoops(workers, () => (form === "lease" ? leaseStep() : advisoryStep(workers)));

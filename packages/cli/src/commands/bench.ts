@@ -14,7 +14,7 @@ import {
 } from "@rowclaim/core";
 import { analyzeTableSql, dropTableSql } from "../admin-sql.js";
 import { booleanFlag, integerFlag, listFlag, stringFlag } from "../args.js";
-import { type HandWrittenLoop, openHandWrittenLoop } from "../bench/loop.js";
+import { asyncNoOpHandler, type HandWrittenLoop, openHandWrittenLoop } from "../bench/loop.js";
 import { type Contender, contenderOrder, formatRatio, median, perSecond } from "../bench/rounds.js";
 import { type Command, type CommandIO, EXIT_FAILED, EXIT_OK } from "../command.js";
 import {
@@ -63,8 +63,10 @@ export const benchCommand: Command = {
       "one in service has), drains them with rowclaim's defaults (a subscription with that many",
       "workers and no other option, unless --batch or --prefetch is given), then",
       "does the same with a hand-written loop of the same claim and settlement statements (one",
-      "loop per worker, each on its own connection). Rounds interleave every measurement and the",
-      "two take turns going first; the figures are the medians. The tables are dropped afterwards.",
+      "loop per worker, each on its own connection). Both run the same async handler,",
+      "async (job) => { await work(job.payload) } with work an async no-op. Rounds interleave",
+      "every measurement and the two take turns going first; the figures are the medians. The",
+      "tables are dropped afterwards.",
     ],
     flags: {
       url: sessionUrlFlag,
@@ -280,7 +282,11 @@ async function runBench(session: DatabaseSession, settings: BenchSettings, io: C
               ...(settings.batch === undefined ? {} : { batch: settings.batch }),
               ...(settings.prefetch === undefined ? {} : { prefetch: settings.prefetch }),
             };
-            const subscription = await broker.subscribe(table, () => undefined, options);
+            const subscription = await broker.subscribe(
+              table,
+              (job) => asyncNoOpHandler(job.payload),
+              options,
+            );
             cell.batch = subscription.batch;
             const { endedAt } = await messages.watch(
               () => [subscriptionProgress(label, settings.jobs, subscription)],

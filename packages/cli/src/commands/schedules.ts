@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { BrokerError, defineTable, type LedgerSchedule, type TableDefinition } from "@rowclaim/core";
+import { BrokerError, defineTable, type TableDefinition } from "@rowclaim/core";
+import type { LedgerSchedule } from "@rowclaim/core/driver";
 import { listFlag, type ParsedFlags, stringFlag, UsageError } from "../args.js";
 import { type Command, EXIT_FAILED, EXIT_OK } from "../command.js";
 import { findConfig, loadConfig, pickTables } from "../config.js";

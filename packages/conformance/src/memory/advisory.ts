@@ -3,27 +3,34 @@
  * over keys any session holds (with a per-key limit above 1, up to one row per free slot of each
  * key: the slots' lock keys are `key#1` … `key#n`); each taken row gets a connection of its own that holds the key's
  * lock (database-wide, as on a server) and the take counts the attempt. A settlement applies only
- * while the row is unfinished, then unlocks the key and returns the connection.
+ * while the row is unfinished, then unlocks the key and returns the connection. The optional
+ * `claimWithAcks` settles acks, unlocks their keys and claims in one round trip (all or nothing:
+ * a refused ack leaves every key held); `transaction` runs transactional handlers.
  *
  * @module
  */
+import { LeaseLostError } from "@rowclaim/core";
 import {
+  type Acks,
   type AdvisoryClaimer,
   type AdvisoryToken,
   advisoryRowKey,
   type Claimed,
   type ClaimedRow,
+  type ClaimedWithAcks,
   type ClaimRequest,
   freeAdvisorySlots,
-  LeaseLostError,
+  type HeldKeyRow,
   type Settlement,
-} from "@rowclaim/core";
+  type TransactionWork,
+} from "@rowclaim/core/driver";
 import { claimable, claimOrder, renderKey, unfinished } from "./claim-order.js";
-import { claimedRow } from "./claimed-row.js";
+import { claimedRowOf } from "./claimed-row.js";
 import { type ClaimerContext, storedTable } from "./context.js";
 import type { MemoryConnection } from "./pool.js";
 import { planSettlement } from "./settle.js";
 import { type MemoryRow, rowKey } from "./store.js";
+import { MemoryTransactionClient } from "./transaction-client.js";
 
 /** The memory advisory form's token: the lock key (the slot's, with a limit above 1), and the connection (session) that holds its lock. */
 export interface MemoryAdvisoryToken extends AdvisoryToken {
@@ -43,6 +50,32 @@ export class MemoryAdvisoryClaimer implements AdvisoryClaimer<MemoryAdvisoryToke
 
   async claim(request: ClaimRequest): Promise<readonly Claimed<MemoryAdvisoryToken>[]> {
     await this.#context.trip("claim");
+    return this.#claimNow(request);
+  }
+
+  /** Settles each ack's row while unfinished, unlocks their keys, then claims: one round trip. */
+  async claimWithAcks(
+    { rows, settlement }: Acks<HeldKeyRow<MemoryAdvisoryToken>>,
+    request: ClaimRequest,
+  ): Promise<ClaimedWithAcks<MemoryAdvisoryToken>> {
+    await this.#context.trip("claimWithAcks");
+    const { table, database } = this.#context;
+    const data = storedTable(this.#context, `${settlement.kind} settlement`);
+    const writes: (() => void)[] = [];
+    // Planned first: a constraint that refuses one ack throws before any row or key changed.
+    const settled = rows.map(({ row }) => {
+      const key = rowKey(row.id);
+      const stored = data.rows.get(key);
+      if (stored === undefined || !unfinished(table, stored)) return false;
+      writes.push(planSettlement(database, table, data, key, settlement, "advisory"));
+      return true;
+    });
+    for (const write of writes) write();
+    for (const { token } of rows) this.#let(token);
+    return { settled, claimed: this.#claimNow(request) };
+  }
+
+  #claimNow(request: ClaimRequest): Claimed<MemoryAdvisoryToken>[] {
     const { database, table, group, pool } = this.#context;
     const data = storedTable(this.#context, "advisory claim");
     const order = claimOrder(table);
@@ -88,7 +121,7 @@ export class MemoryAdvisoryClaimer implements AdvisoryClaimer<MemoryAdvisoryToke
       if (table.columns.key !== undefined) taken[table.columns.key] = null;
       data.rows.set(key, taken);
       return {
-        row: claimedRow(table, taken, true),
+        row: claimedRowOf(table, taken, true),
         token: { form: "advisory", key: slot, connection, ...(rowKey === undefined ? {} : { rowKey }) },
       };
     });
@@ -108,6 +141,33 @@ export class MemoryAdvisoryClaimer implements AdvisoryClaimer<MemoryAdvisoryToke
         );
       }
       planSettlement(database, table, data, key, settlement, "advisory")();
+    } finally {
+      this.#let(token);
+    }
+  }
+
+  /**
+   * A transactional handler's body and its settlement on the token's connection, committed
+   * together, then unlocks; a body that throws commits nothing and keeps the key.
+   */
+  async transaction(token: MemoryAdvisoryToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
+    await this.#context.trip("transaction");
+    const client = new MemoryTransactionClient(this.#context.database);
+    const settlement = await work(client);
+    try {
+      const { table, database } = this.#context;
+      const data = storedTable(this.#context, `${settlement.kind} settlement`);
+      const key = rowKey(row.id);
+      const stored = data.rows.get(key);
+      if (stored === undefined || !unfinished(table, stored)) {
+        throw new LeaseLostError(
+          `Table "${table.name}": row ${String(row.id)} is gone or finished (by someone else) while its key "${token.key}" was held; the transaction rolled back.`,
+          { table: table.name },
+        );
+      }
+      const write = planSettlement(database, table, data, key, settlement, "advisory");
+      for (const statement of client.writes()) statement();
+      write();
     } finally {
       this.#let(token);
     }

@@ -3,31 +3,19 @@
  *
  * @module
  */
-import {
-  type ClaimedRow,
-  decodeHeaders,
-  decodePayload,
-  type RowId,
-  type TableDefinition,
-} from "@rowclaim/core";
+import type { TableDefinition } from "@rowclaim/core";
+import { type ClaimedRow, decodeClaimedRow } from "@rowclaim/core/driver";
 import { copyRow, type MemoryRow } from "./store.js";
 
 /**
- * Decodes `stored` as a claim read it. `attemptCounted`: the claim wrote `attempt + 1` (lease,
- * advisory), so the attempt the delivery reports (as it stood before the claim) is one less.
+ * Decodes `stored` as a claim read it, through core's `decodeClaimedRow` (which holds the rules,
+ * attempt accounting included): the row is a copy of the stored one, every described column
+ * present (`null` where the row has none). `attemptCounted`: the claim wrote `attempt + 1`
+ * (lease, advisory).
  */
-export function claimedRow(table: TableDefinition, stored: MemoryRow, attemptCounted: boolean): ClaimedRow {
-  const { columns } = table;
+export function claimedRowOf(table: TableDefinition, stored: MemoryRow, attemptCounted: boolean): ClaimedRow {
   const copied = copyRow(stored);
   const row: Record<string, unknown> = {};
   for (const column of table.allColumns) row[column] = copied[column] ?? null;
-  const group = columns.group === undefined ? null : stored[columns.group];
-  return {
-    id: stored[columns.id] as RowId,
-    payload: decodePayload(table, copied[columns.payload]),
-    attempt: columns.attempt === undefined ? 1 : Number(stored[columns.attempt]) - (attemptCounted ? 1 : 0),
-    group: typeof group === "string" ? group : null,
-    headers: columns.headers === undefined ? {} : decodeHeaders(stored[columns.headers]),
-    row: Object.freeze(row),
-  };
+  return decodeClaimedRow(table, row, attemptCounted);
 }

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { CONTROL_TABLE, type ControlRow, type ControlStore, type RateTake } from "@rowclaim/core";
+import { CONTROL_TABLE, type ControlRow, type ControlStore, type RateTake } from "@rowclaim/core/driver";
 import type { MemoryDatabase } from "./store.js";
 
 interface MutableControlRow {

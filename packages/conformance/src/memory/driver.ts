@@ -9,21 +9,20 @@
  * @module
  */
 import {
-  type Claimer,
   ClosedError,
   type Driver,
-  type DriverCapabilities,
-  driverCapabilities,
   InvalidArgumentError,
   isolationLevels,
   type TableDefinition,
 } from "@rowclaim/core";
+import { type Claimer, type DriverCapabilities, driverCapabilities } from "@rowclaim/core/driver";
 import { MemoryAdvisoryClaimer } from "./advisory.js";
 import { type MemoryClock, systemClock } from "./clock.js";
 import type { ClaimerContext, MemoryCall } from "./context.js";
 import { memoryControlStore } from "./controls.js";
 import { MemoryLeaseClaimer } from "./lease.js";
 import { memoryOperations } from "./operations.js";
+import { type MemoryOptionalMethod, withoutCapabilities } from "./optional.js";
 import { MemoryPool } from "./pool.js";
 import { insertRows } from "./publish.js";
 import { memoryStatusReader } from "./queue-status.js";
@@ -31,6 +30,7 @@ import { MemoryRowLockClaimer } from "./row-lock.js";
 import { memoryScheduleLedger } from "./schedule-ledger.js";
 import { checkSchema, schemaSql } from "./schema.js";
 import { MemoryDatabase } from "./store.js";
+import type { MemoryTransactionClient } from "./transaction-client.js";
 import { publishUniqueRows } from "./unique-publish.js";
 
 /** What {@link createMemoryDriver} takes. Every option has a default. */
@@ -54,6 +54,12 @@ export interface MemoryDriverOptions {
   readonly onCall?: (call: MemoryCall) => void;
   /** The driver's name, for logs and the conformance report. Default `"memory"`. */
   readonly name?: string;
+  /**
+   * Optional claimer methods the claimers leave out, as a driver that offers fewer does, so that
+   * core's fallbacks run (for example `["claimWithAcks", "settleMany"]`: lease acks go one
+   * `settle` each). Default: none; every claimer offers every optional method it has.
+   */
+  readonly without?: readonly MemoryOptionalMethod[];
 }
 
 /** The memory driver: core's `Driver`, plus the database, pool and clock it runs on. */
@@ -66,11 +72,17 @@ export interface MemoryDriver extends Driver {
   /** The database's clock. */
   readonly clock: MemoryClock;
   databaseTime(): Promise<Date>;
+  /** Type only: transactional handler bodies receive a {@link MemoryTransactionClient}. */
+  readonly "~transactionClient"?: MemoryTransactionClient;
 }
 
-/** What the memory driver offers: every form, FIFO in the row lock and lease forms, every isolation level. */
+/**
+ * What the memory driver offers: every form, FIFO in the row lock and lease forms, every
+ * isolation level, transactional handlers in every form (a body gets a `MemoryTransactionClient`).
+ */
 export const memoryCapabilities: DriverCapabilities = driverCapabilities({
   forms: ["rowLock", "lease", "advisory"],
+  transactionalHandlers: ["rowLock", "lease", "advisory"],
   fifo: ["rowLock", "lease"],
   isolationLevels,
   advisoryScope: "database",
@@ -78,6 +90,18 @@ export const memoryCapabilities: DriverCapabilities = driverCapabilities({
   advisoryLimit: true,
   schedules: true,
 });
+
+/** The claimer of the table's form. */
+function claimerOf(context: ClaimerContext): Claimer {
+  switch (context.table.form) {
+    case "rowLock":
+      return new MemoryRowLockClaimer(context);
+    case "lease":
+      return new MemoryLeaseClaimer(context);
+    case "advisory":
+      return new MemoryAdvisoryClaimer(context);
+  }
+}
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -113,7 +137,9 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
   return {
     name,
     dialect: "memory",
-    capabilities: memoryCapabilities,
+    capabilities: (options.without ?? []).includes("transaction")
+      ? driverCapabilities({ ...memoryCapabilities, transactionalHandlers: [] })
+      : memoryCapabilities,
     scheduleLedger: memoryScheduleLedger(database, async (table, method) => {
       guard("run a schedule", table);
       await trip(table.name, method);
@@ -136,14 +162,7 @@ export function createMemoryDriver(options: MemoryDriverOptions = {}): MemoryDri
         group: openOptions.group,
         trip: (method) => trip(table.name, method),
       };
-      switch (table.form) {
-        case "rowLock":
-          return new MemoryRowLockClaimer(context);
-        case "lease":
-          return new MemoryLeaseClaimer(context);
-        case "advisory":
-          return new MemoryAdvisoryClaimer(context);
-      }
+      return withoutCapabilities(claimerOf(context), options.without ?? []);
     },
     async publish(table, rows, publishOptions) {
       guard("publish", table);

@@ -29,6 +29,7 @@ export {
   memoryCapabilities,
 } from "./driver.js";
 export { MemoryLeaseClaimer, type MemoryLeaseToken } from "./lease.js";
+export type { MemoryOptionalMethod } from "./optional.js";
 export { MemoryConnection, MemoryPool } from "./pool.js";
 export {
   DEFAULT_ISOLATION,
@@ -46,3 +47,4 @@ export {
   type MemoryRow,
   MemoryTable,
 } from "./store.js";
+export { MemoryTransactionClient } from "./transaction-client.js";

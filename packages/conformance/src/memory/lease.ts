@@ -2,24 +2,30 @@
  * The lease form on the memory database: a claim writes `lockedUntil` (the token) and counts
  * the attempt, and is over at once; an extension or a settlement takes effect only where the
  * row still holds its token. A FIFO claim takes the group's head, and nothing while a row of
- * the group holds a lease that has not run out.
+ * the group holds a lease that has not run out. It offers core's optional capabilities too:
+ * `settleMany` (every ack fenced by its own token, all or nothing), `claimWithAcks` (those
+ * acks and the next claim in one round trip) and `transaction` (transactional handlers).
  *
  * @module
  */
-import {
-  type Claimed,
-  type LeaseClaimer,
-  type LeaseClaimRequest,
-  LeaseLostError,
-  type LeaseToken,
-  type RowId,
-  type Settlement,
-} from "@rowclaim/core";
+import { LeaseLostError, type RowId } from "@rowclaim/core";
+import type {
+  Acks,
+  Claimed,
+  ClaimedWithAcks,
+  HeldLease,
+  LeaseClaimer,
+  LeaseClaimRequest,
+  LeaseToken,
+  Settlement,
+  TransactionWork,
+} from "@rowclaim/core/driver";
 import { claimable, fifoHead, firstInClaimOrder, inGroup, type KeyedRow, unfinished } from "./claim-order.js";
-import { claimedRow } from "./claimed-row.js";
+import { claimedRowOf } from "./claimed-row.js";
 import { type ClaimerContext, storedTable } from "./context.js";
 import { planSettlement } from "./settle.js";
 import { type MemoryRow, type MemoryTable, rowKey, timeOf } from "./store.js";
+import { MemoryTransactionClient } from "./transaction-client.js";
 
 /** The memory lease form's token: the expiry written into `lockedUntil`. */
 export type MemoryLeaseToken = LeaseToken;
@@ -37,6 +43,41 @@ export class MemoryLeaseClaimer implements LeaseClaimer<MemoryLeaseToken> {
 
   async claim(request: LeaseClaimRequest): Promise<readonly Claimed<MemoryLeaseToken>[]> {
     await this.#context.trip("claim");
+    return this.#claimNow(request);
+  }
+
+  /** Every ack fenced by its own token, in one round trip; a constraint refusing one changes none. */
+  async settleMany(acks: Acks<HeldLease<MemoryLeaseToken>>): Promise<readonly boolean[]> {
+    await this.#context.trip("settleMany");
+    return this.#settleAcks(acks);
+  }
+
+  /** The acks as {@link MemoryLeaseClaimer.settleMany} settles them, then a claim, in one round trip. */
+  async claimWithAcks(
+    acks: Acks<HeldLease<MemoryLeaseToken>>,
+    request: LeaseClaimRequest,
+  ): Promise<ClaimedWithAcks<MemoryLeaseToken>> {
+    await this.#context.trip("claimWithAcks");
+    const settled = this.#settleAcks(acks);
+    return { settled, claimed: this.#claimNow(request) };
+  }
+
+  /** Plans every ack whose row holds its token, then applies them all (none when one is refused). */
+  #settleAcks({ rows, settlement }: Acks<HeldLease<MemoryLeaseToken>>): boolean[] {
+    const { database, table } = this.#context;
+    const data = storedTable(this.#context, `${settlement.kind} settlement`);
+    const writes: (() => void)[] = [];
+    const settled = rows.map(({ id, token }) => {
+      const key = rowKey(id);
+      if (!this.#holds(data.rows.get(key), token)) return false;
+      writes.push(planSettlement(database, table, data, key, settlement, "lease"));
+      return true;
+    });
+    for (const write of writes) write();
+    return settled;
+  }
+
+  #claimNow(request: LeaseClaimRequest): Claimed<MemoryLeaseToken>[] {
     const { table, group } = this.#context;
     const data = storedTable(this.#context, "lease claim");
     const picked = table.fifo
@@ -53,7 +94,7 @@ export class MemoryLeaseClaimer implements LeaseClaimer<MemoryLeaseToken> {
       if (attempt !== undefined) taken[attempt] = Number(row[attempt]) + 1;
       if (table.columns.key !== undefined) taken[table.columns.key] = null;
       data.rows.set(key, taken);
-      return { row: claimedRow(table, taken, true), token: { form: "lease", expiry: request.expiry } };
+      return { row: claimedRowOf(table, taken, true), token: { form: "lease", expiry: request.expiry } };
     });
   }
 
@@ -102,6 +143,34 @@ export class MemoryLeaseClaimer implements LeaseClaimer<MemoryLeaseToken> {
       );
     }
     planSettlement(this.#context.database, this.#context.table, data, key, settlement, "lease")();
+  }
+
+  /**
+   * A transactional handler's body and its settlement, fenced by the token `fence` gives once
+   * the body is done, committed together; a body that throws, or a fence that fails, commits
+   * nothing. Once `signal` aborts, the body's statements fail.
+   */
+  async transaction(
+    id: RowId,
+    work: TransactionWork,
+    fence: () => Promise<MemoryLeaseToken>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    await this.#context.trip("transaction");
+    const client = new MemoryTransactionClient(this.#context.database, signal);
+    const settlement = await work(client);
+    const token = await fence();
+    const data = storedTable(this.#context, `${settlement.kind} settlement`);
+    const key = rowKey(id);
+    if (!this.#holds(data.rows.get(key), token)) {
+      throw new LeaseLostError(
+        `Table "${this.#context.table.name}": row ${String(id)} no longer holds the lease this delivery took; the transaction rolled back.`,
+        { table: this.#context.table.name },
+      );
+    }
+    const write = planSettlement(this.#context.database, this.#context.table, data, key, settlement, "lease");
+    for (const statement of client.writes()) statement();
+    write();
   }
 
   async close(): Promise<void> {}

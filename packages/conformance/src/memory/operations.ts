@@ -5,20 +5,16 @@
  *
  * @module
  */
-import {
-  type DriverRowActionResult,
-  type DriverRowQuery,
-  keyColumnOf,
-  type OperationsDriver,
-  type PruneLock,
-  type RowFilter,
-  type RowId,
-  type RowState,
-  type StoredRow,
-  type TableDefinition,
-} from "@rowclaim/core";
+import { keyColumnOf, type RowFilter, type RowId, type RowState, type TableDefinition } from "@rowclaim/core";
+import type {
+  DriverRowActionResult,
+  DriverRowQuery,
+  OperationsDriver,
+  PruneLock,
+  StoredRow,
+} from "@rowclaim/core/driver";
 import { renderKey, unfinished } from "./claim-order.js";
-import { claimedRow } from "./claimed-row.js";
+import { claimedRowOf } from "./claimed-row.js";
 import { type MemoryDatabase, type MemoryRow, type MemoryTable, rowKey, sameValue, timeOf } from "./store.js";
 
 /** Tables being pruned, per database: the memory stand-in for the prune lock. */
@@ -212,7 +208,7 @@ function storedRow(
   row: MemoryRow,
   now: Date,
 ): StoredRow {
-  const claimed = claimedRow(table, row, false);
+  const claimed = claimedRowOf(table, row, false);
   const inWork = held(database, table, data, key, row, now);
   if (!inWork) return { ...claimed, inWork };
   switch (table.form) {

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import type { PublishRow, RowId, TableDefinition } from "@rowclaim/core";
+import type { RowId, TableDefinition } from "@rowclaim/core";
+import type { PublishRow } from "@rowclaim/core/driver";
 import type { MemoryDatabase, MemoryRow } from "./store.js";
 import { rowKey } from "./store.js";
 

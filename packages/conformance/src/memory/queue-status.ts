@@ -7,17 +7,8 @@
  *
  * @module
  */
-import type {
-  CappedCount,
-  GroupCounts,
-  InWorkQuery,
-  InWorkRow,
-  QueueStatusReader,
-  RowId,
-  StatusQuery,
-  TableCounts,
-  TableDefinition,
-} from "@rowclaim/core";
+import type { CappedCount, GroupCounts, InWorkRow, RowId, TableDefinition } from "@rowclaim/core";
+import type { InWorkQuery, QueueStatusReader, StatusQuery, TableCounts } from "@rowclaim/core/driver";
 import { claimOrder, renderKey, unfinished } from "./claim-order.js";
 import { type MemoryDatabase, type MemoryRow, rowKey, timeOf } from "./store.js";
 

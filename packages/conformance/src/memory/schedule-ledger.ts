@@ -6,15 +6,13 @@
  *
  * @module
  */
+import { type RowId, SchemaError, type TableDefinition } from "@rowclaim/core";
 import {
   type LedgerSchedule,
   type PublishRow,
-  type RowId,
   SCHEDULE_LEDGER_TABLE,
   type ScheduleLedger,
-  SchemaError,
-  type TableDefinition,
-} from "@rowclaim/core";
+} from "@rowclaim/core/driver";
 import { insertRows } from "./publish.js";
 import { quoteIdentifier } from "./schema.js";
 import type { MemoryDatabase, MemoryTable } from "./store.js";

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import type { Settlement, TableDefinition } from "@rowclaim/core";
+import type { TableDefinition } from "@rowclaim/core";
+import type { Settlement } from "@rowclaim/core/driver";
 import type { MemoryDatabase, MemoryRow, MemoryTable } from "./store.js";
 
 /** The form a settlement is applied in. */

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { PublishResult, TableDefinition, UniquePublishRow } from "@rowclaim/core";
+import type { PublishResult, TableDefinition } from "@rowclaim/core";
+import type { UniquePublishRow } from "@rowclaim/core/driver";
 import { insertRows } from "./publish.js";
 import type { MemoryDatabase } from "./store.js";
 import { rowKey } from "./store.js";

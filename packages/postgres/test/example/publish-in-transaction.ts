@@ -1,5 +1,5 @@
-// The README's "Publishing inside your transaction" example (the lines between
-// transactional-publish:start and :end), run by readme-example.test.ts so that it cannot drift.
+// The README's "Publishing inside your transaction" example (its `transactional-publish` region),
+// run by readme-example.test.ts so that it cannot drift.
 import { type Broker, createBroker, defineTable } from "@rowclaim/core";
 import { createPostgresDriver, type PostgresDriver } from "@rowclaim/postgres";
 import pg from "pg";
@@ -11,7 +11,7 @@ export async function payOrder(
   emailsTable: string,
   orderId: number,
 ): Promise<void> {
-  // transactional-publish:start
+  // #region transactional-publish
   // Your own pg.Pool: the driver runs on it and never ends it; your code queries it as usual.
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   const broker: Broker<PostgresDriver> = createBroker({ driver: createPostgresDriver({ pool }) });
@@ -29,7 +29,7 @@ export async function payOrder(
   } finally {
     client.release();
   }
-  // transactional-publish:end
+  // #endregion transactional-publish
   await broker.close();
   await pool.end();
 }

@@ -1,4 +1,4 @@
-// The usage example the README shows (the lines between usage:start and usage:end), run by
+// The usage example the README shows (the lines of its `usage` region), run by
 // readme-example.test.ts so that it cannot drift.
 import { ack, createBroker, defineTable } from "@rowclaim/core";
 import { createPostgresDriver } from "@rowclaim/postgres";
@@ -9,7 +9,7 @@ export async function sendEmails(
   tableName: string,
   send: (to: string) => Promise<void>,
 ): Promise<void> {
-  // usage:start
+  // #region usage
   const columns = { id: "id", payload: "payload", attempt: "attempt", lockedUntil: "locked_until" };
   const emails = defineTable({ name: tableName, columns });
   const driver = createPostgresDriver({ url, max: 10 });
@@ -24,7 +24,7 @@ export async function sendEmails(
     { workers: 4 },
   );
   await broker.publish(emails, { to: "ada@example.com" });
-  // usage:end
+  // #endregion usage
   await waitUntilEmpty(driver.pool, tableName);
   await broker.close();
 }

@@ -4,33 +4,16 @@
  *
  * @module
  */
-import {
-  type ClaimedRow,
-  decodeHeaders,
-  decodePayload,
-  type RowId,
-  type TableDefinition,
-} from "@rowclaim/core";
+import type { TableDefinition } from "@rowclaim/core";
+import { type ClaimedRow, decodeClaimedRow, type RawClaimedRow } from "@rowclaim/core/driver";
 
 /**
- * Decodes one row (every described column, by name) into a {@link ClaimedRow}. `counted`: the
- * row was read after its claim counted the attempt, so the attempt before the claim is one less.
+ * Decodes one row as better-sqlite3 read it (every described column, by name) into a
+ * {@link ClaimedRow}; core's `decodeClaimedRow` holds the rules, attempt accounting included.
+ * SQLite's quirks are already undone: JSON is stored as `TEXT`, times as INTEGER milliseconds.
  */
-export function toClaimedRow(table: TableDefinition, raw: unknown, counted: boolean): ClaimedRow {
-  const row = raw as Record<string, unknown>;
-  const { columns } = table;
-  const attemptValue = columns.attempt === undefined ? undefined : row[columns.attempt];
-  const attempt =
-    attemptValue === undefined || attemptValue === null ? 1 : Number(attemptValue) - (counted ? 1 : 0);
-  const group = columns.group === undefined ? null : row[columns.group];
-  return {
-    id: row[columns.id] as RowId,
-    payload: decodePayload(table, row[columns.payload]),
-    attempt,
-    group: group === null || group === undefined ? null : String(group),
-    headers: columns.headers === undefined ? {} : decodeHeaders(row[columns.headers]),
-    row,
-  };
+export function claimedRowOf(table: TableDefinition, raw: unknown, attemptCounted: boolean): ClaimedRow {
+  return decodeClaimedRow(table, raw as RawClaimedRow, attemptCounted);
 }
 
 /** SQLite's order between storage classes: NULL, then numbers, then text, then blobs. */

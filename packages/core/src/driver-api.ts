@@ -1,0 +1,158 @@
+/**
+ * `@rowclaim/core/driver`: what a driver author builds on. A service imports `@rowclaim/core`
+ * (tables, the broker, outcomes, errors); a database package imports this entry as well:
+ *
+ * - the contract: {@link Driver}, its {@link DriverCapabilities} and {@link defineDriver}, the
+ *   claimer interface of each form ({@link RowLockClaimer}, {@link LeaseClaimer},
+ *   {@link AdvisoryClaimer}) with their tokens and {@link Settlement}s, and the optional parts a
+ *   driver may offer ({@link OperationsDriver}, {@link QueueStatusReader}, {@link ControlStore},
+ *   {@link ScheduleLedger}, {@link WakeListener}, {@link TransactionWork});
+ * - the rows that cross it ({@link ClaimedRow}, {@link PublishRow}, {@link UniquePublishRow}) and
+ *   their encoding ({@link encodePayload}, {@link decodeClaimedRow}, …);
+ * - the policy every driver applies the same way, written once: option checks
+ *   ({@link refuseUnknownOptions}, {@link checkPoolSize}), bounded connection waits
+ *   ({@link acquireWithin}), advisory key slots, lease expiries;
+ * - the error classes, the same as the root's.
+ *
+ * Read `@rowclaim/conformance`'s `DRIVERS.md` for how these fit together.
+ *
+ * @module
+ */
+
+export {
+  ADVISORY_SLOT_SEPARATOR,
+  advisoryRowKey,
+  advisorySlotKey,
+  freeAdvisorySlots,
+} from "./advisory-limit.js";
+export { type AttemptCounting, decodeClaimedRow, type RawClaimedRow } from "./claimed-row.js";
+export {
+  acquireTimeoutOf,
+  acquireWithin,
+  type ConnectionWait,
+  connectionWithin,
+  DEFAULT_ACQUIRE_TIMEOUT_MS,
+} from "./connection-wait.js";
+export type { ControlRow, ControlStore, RateTake } from "./control-store.js";
+export { CONTROL_TABLE, controlTableKey, scopeText } from "./controls.js";
+export {
+  type DetectedCapabilities,
+  type Driver,
+  type DriverCapabilities,
+  type DriverDefinition,
+  type DriverPublishOptions,
+  defineDriver,
+  driverCapabilities,
+  type OpenOptions,
+  type ProbeName,
+  type WakeListener,
+} from "./driver.js";
+export {
+  AuthenticationError,
+  BatchRolledBackError,
+  BrokerError,
+  type BrokerErrorCode,
+  type BrokerErrorOptions,
+  ClockSkewError,
+  ClosedError,
+  CloseTimeoutError,
+  ConnectionLostError,
+  ConnectionTimeoutError,
+  ConstraintError,
+  DeadlockError,
+  DeclarationError,
+  type ErrorContext,
+  HandlerTimeoutError,
+  InvalidArgumentError,
+  LeaseLostError,
+  LockTimeoutError,
+  SchemaError,
+  ServerTooOldError,
+  UnknownDatabaseError,
+  UnsafeTopologyError,
+  UnsupportedFormError,
+} from "./errors.js";
+export {
+  type Acks,
+  type AdvisoryClaimer,
+  type BatchEnd,
+  type Claimed,
+  type ClaimedWithAcks,
+  type Claimer,
+  type ClaimRequest,
+  type HeldKeyRow,
+  type HeldLease,
+  type LeaseClaimer,
+  type LeaseClaimRequest,
+  MAX_COALESCED_SETTLEMENTS,
+  type RowLockBatch,
+  type RowLockClaimer,
+} from "./forms.js";
+export {
+  type ActionScope,
+  type DriverPruneBatch,
+  type DriverRedriveBatch,
+  type DriverRowAction,
+  type DriverRowActionResult,
+  type DriverRowCount,
+  type DriverRowQuery,
+  type OperationsDriver,
+  type OperationsFeatures,
+  type PruneLock,
+  type RowFilter,
+  type RowHolder,
+  type RowSelection,
+  type RowState,
+  rowStates,
+  type StoredRow,
+} from "./operations-driver.js";
+export {
+  checkPoolSize,
+  connectionsNeeded,
+  describeValue,
+  type OptionKeySet,
+  refuseUnknownOptions,
+  unknownKey,
+} from "./options-check.js";
+export { decodeHeaders, decodePayload, encodeHeaders, encodePayload } from "./payload.js";
+export {
+  type CappedCount,
+  type GroupCounts,
+  groupCountsOf,
+  type InWorkHolder,
+  type InWorkQuery,
+  type InWorkRow,
+  type InWorkScope,
+  type QueueStatusReader,
+  type StatusQuery,
+  type TableCounts,
+} from "./queue-status-reader.js";
+export type { ClaimedRow, Headers, PublishRow, RowId } from "./rows.js";
+export {
+  type LedgerSchedule,
+  ledgerTick,
+  missingLedgerError,
+  perLedgerSchema,
+  SCHEDULE_LEDGER_TABLE,
+  type ScheduleLedger,
+} from "./schedule-ledger.js";
+export {
+  type AckSettlement,
+  type DeleteSettlement,
+  isAckSettlement,
+  type MarkProcessedSettlement,
+  type MoveToGroupSettlement,
+  type MoveToTableSettlement,
+  type ReleaseSettlement,
+  type Settlement,
+} from "./settlement.js";
+export {
+  type AdvisoryToken,
+  ceilToSecond,
+  type LeaseToken,
+  leaseExpiry,
+  type RowLockToken,
+  type SettlementToken,
+} from "./tokens.js";
+export { isPromiseLike, type TransactionWork } from "./transactional.js";
+export { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "./unique.js";
