@@ -3,7 +3,7 @@
 # arethetypeswrong for every entry point), then in fresh folders outside the workspace install
 # core + ONE driver from the tarballs with npm, check that no other driver or database client
 # came along, type-check the README quick start as the user's own file under `strict` (no
-# skipLibCheck) and run it against the real database; the same for a CommonJS project; the
+# skipLibCheck) and run it against the real database (PostgreSQL on pg and on postgres.js); the same for a CommonJS project; the
 # command line with the PostgreSQL driver only (no other client installed, DRIVER_NOT_INSTALLED
 # for another database); `@rowclaim/sqlite/sql` without better-sqlite3; finally install the packed
 # conformance suite the way a third-party driver author does and run a representative set of its
@@ -23,7 +23,7 @@ log() { printf '[user-install] %s\n' "$*"; }
 fail() { printf '[user-install] FAILED: %s\n' "$*" >&2; exit 1; }
 
 # The versions a user gets: the workspace's pins of the clients and tools.
-TS=5.9.3 NODE_TYPES=^20.19.0 PG=8.23.1 PG_TYPES=8.23.1 MYSQL2=3.24.6 SQLITE=12.11.1 SQLITE_TYPES=9.6.0
+TS=5.9.3 NODE_TYPES=^20.19.0 PG=8.23.1 POSTGRES_JS=3.4.9 PG_TYPES=8.23.1 MYSQL2=3.24.6 SQLITE=12.11.1 SQLITE_TYPES=9.6.0
 VITEST=4.1.12 VITE=8.3.8
 
 log "packing into $packs"
@@ -71,8 +71,8 @@ absent() { # app dir, what brought them, packages... -> fails if any is installe
   done
 }
 
-clients=(pg mysql2 better-sqlite3)
-drivers=(@rowclaim/postgres @rowclaim/mysql @rowclaim/sqlite)
+clients=(pg postgres mysql2 better-sqlite3)
+drivers=(@rowclaim/postgres @rowclaim/postgres-js @rowclaim/mysql @rowclaim/sqlite)
 quickstart() { # driver short name, client, dev types..., example file
   local short=$1 client=$2 example=$3; shift 3
   local app
@@ -81,7 +81,10 @@ quickstart() { # driver short name, client, dev types..., example file
   npm_install "$app" "$(tarball @rowclaim/core)" "$(tarball "@rowclaim/$short")" "$client"
   npm_install "$app" -D "typescript@$TS" "@types/node@$NODE_TYPES" "$@"
   local others=()
-  for other in "${drivers[@]}"; do [ "$other" = "@rowclaim/$short" ] || others+=("$other"); done
+  for other in "${drivers[@]}"; do
+    # @rowclaim/postgres-js runs on @rowclaim/postgres (its dependency), without pg.
+    [ "$other" = "@rowclaim/$short" ] || { [ "$short" = postgres-js ] && [ "$other" = @rowclaim/postgres ]; } || others+=("$other")
+  done
   for other in "${clients[@]}"; do [ "$other" = "${client%@*}" ] || others+=("$other"); done
   absent "$app" "installing @rowclaim/$short" "${others[@]}"
   [ ! -e "$app/node_modules/@rowclaim/conformance" ] || fail "installing @rowclaim/$short pulled in the conformance suite"
@@ -93,6 +96,7 @@ quickstart() { # driver short name, client, dev types..., example file
 }
 
 quickstart postgres "pg@$PG" packages/postgres/test/example/usage.ts "@types/pg@$PG_TYPES"
+quickstart postgres-js "postgres@$POSTGRES_JS" packages/postgres-js/test/example/usage.ts
 quickstart mysql "mysql2@$MYSQL2" packages/mysql/test/readme-example.ts
 quickstart sqlite "better-sqlite3@$SQLITE" packages/sqlite/test/example.ts "@types/better-sqlite3@$SQLITE_TYPES"
 
@@ -142,4 +146,4 @@ cp "$here/tsconfig.user.json" "$app/tsconfig.json"
 (cd "$app" && npx tsc -p tsconfig.json --noEmit) || fail "the third-party conformance harness does not type-check"
 (cd "$app" && npx vitest run --reporter=dot) || fail "the packed conformance suite failed against the packed PostgreSQL driver"
 
-log "all good: ${#public[@]} packages packed and linted, 3 quick starts, a CommonJS project, the command line for one database, @rowclaim/sqlite/sql without its client and a third-party conformance run from the tarballs"
+log "all good: ${#public[@]} packages packed and linted, 4 quick starts, a CommonJS project, the command line for one database, @rowclaim/sqlite/sql without its client and a third-party conformance run from the tarballs"

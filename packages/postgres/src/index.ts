@@ -14,6 +14,12 @@ export {
   sqlStateCodes,
   sqlStateOf,
 } from "./normalize-error.js";
+export {
+  createPostgresDriver,
+  type PostgresConnectionOptions,
+  type PostgresDriver,
+  type PostgresDriverOptions,
+} from "./pg-driver.js";
 export type {
   NotificationLike,
   PoolClientLike,
@@ -22,12 +28,6 @@ export type {
   QueryConfigLike,
   QueryResultLike,
 } from "./pool-like.js";
-export {
-  createPostgresDriver,
-  type PostgresConnectionOptions,
-  type PostgresDriver,
-  type PostgresDriverOptions,
-} from "./postgres-driver.js";
 export type { PostgresRowLockToken } from "./row-lock.js";
 export { scheduleLedgerSchemaSql } from "./schedule-sql.js";
 export { quoteIdent, schemaSql } from "./sql.js";

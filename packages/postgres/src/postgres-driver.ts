@@ -1,5 +1,6 @@
 /**
- * `createPostgresDriver`: the rowclaim driver for PostgreSQL on `pg`. It opens one claimer per
+ * `createPostgresDriverOn`: the rowclaim driver for PostgreSQL on any pool shaped like
+ * {@link PoolLike} (`createPostgresDriver` is it on `pg`; it loads no client). It opens one claimer per
  * subscription (checking the server version and the table, building every statement once),
  * publishes, listens for other processes' publishes (with `notify: true`) and prints the
  * recommended schema.
@@ -21,14 +22,11 @@ import {
   type DriverPublishOptions,
   driverCapabilities,
   type OpenOptions,
-  type OptionKeySet,
   type ProbeName,
   type PublishRow,
-  refuseUnknownOptions,
   type UniquePublishRow,
   type WakeListener,
 } from "@rowclaim/core/driver";
-import pg from "pg";
 import { PostgresAdvisoryClaimer } from "./advisory.js";
 import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolMax } from "./bounded-pool.js";
 import { HeldConnection } from "./connection.js";
@@ -64,23 +62,8 @@ import { checkUniqueIndex } from "./unique-check.js";
 import { UniquePublisher } from "./unique-publish.js";
 import { assertServerVersion, parseServerVersionNum, versionNumFromText } from "./version.js";
 
-/** How the driver reaches the database: a pool you own, or a connection string. */
-export type PostgresConnectionOptions =
-  | {
-      /** A `pg.Pool` (or anything shaped like it) you own; the driver never ends it. */
-      readonly pool: PoolLike;
-    }
-  | {
-      /** A connection string; the driver makes its own `pg.Pool` and ends it on `close()`. */
-      readonly url: string;
-      /** The pool's size (default 10). Row lock and advisory deliveries each hold a connection. */
-      readonly max?: number;
-      /** The `application_name` of the pool's connections (default `"rowclaim"`). */
-      readonly applicationName?: string;
-    };
-
-/** The options of {@link createPostgresDriver}. */
-export type PostgresDriverOptions = PostgresConnectionOptions & {
+/** The options of a PostgreSQL driver that do not depend on its client (see {@link createPostgresDriverOn}). */
+export interface PostgresExecutorOptions {
   /**
    * Wake subscriptions in other processes with LISTEN/NOTIFY: every publish sends
    * `pg_notify` in its own statement, and every subscription holds one extra connection
@@ -111,60 +94,20 @@ export type PostgresDriverOptions = PostgresConnectionOptions & {
    * `"skipLocked"`, `"listen"`. Default: none.
    */
   readonly skipProbes?: readonly ProbeName[];
-};
-
-/** The keys `createPostgresDriver()` takes (checked against the option types when it compiles). */
-const driverOptionKeys = Object.freeze(
-  Object.keys({
-    pool: true,
-    url: true,
-    max: true,
-    applicationName: true,
-    notify: true,
-    watchControls: true,
-    assumeServerVersion: true,
-    acquireTimeoutMs: true,
-    skipProbes: true,
-  } satisfies OptionKeySet<PostgresDriverOptions>),
-);
-
-/**
- * Whether `url` is a connection string `pg` reads as the user meant: a `postgres://` or
- * `postgresql://` URL, a `socket:` URL, or a socket folder (`/var/run/postgresql`). `pg` reads
- * anything else as a path relative to `postgres://base`, and the first connection then fails
- * with `getaddrinfo ENOTFOUND base`.
- */
-function isPostgresUrl(url: string): boolean {
-  if (url.startsWith("/")) return true;
-  if (!URL.canParse(url)) return false;
-  const { protocol } = new URL(url);
-  return protocol === "postgres:" || protocol === "postgresql:" || protocol === "socket:";
 }
 
-/** A connection string as a message may show it: any password is masked. */
-function maskedUrl(url: string): string {
-  return url.replace(/(\/\/[^/@:]*:)[^/@]*@/, "$1***@");
+/** Who made a driver of {@link createPostgresDriverOn}, for its `name` and its messages. */
+export interface ExecutorDriverMaker {
+  /** The driver's `name` (`"postgres"`, `"postgres-js"`). */
+  readonly name: string;
+  /** The factory as messages name it (`"createPostgresDriver()"`). */
+  readonly caller: string;
+  /** Run last by `close()`: ends what the maker opened for the driver (its own pool). */
+  readonly end?: () => Promise<void>;
 }
 
-/**
- * Refuses options `createPostgresDriver()` cannot work with: an unknown key (a misspelled
- * `maxx` would else be ignored), and a `url` that is not a PostgreSQL connection URL.
- *
- * @throws {InvalidArgumentError} naming the key (and the nearest valid one) or the URL's form.
- */
-function checkDriverOptions(options: object): void {
-  refuseUnknownOptions(options, driverOptionKeys, "createPostgresDriver()");
-  const url = (options as { url?: unknown }).url;
-  if (typeof url === "string" && url !== "" && !isPostgresUrl(url)) {
-    throw new InvalidArgumentError(
-      `createPostgresDriver({ url }): ${JSON.stringify(maskedUrl(url))} is not a PostgreSQL connection URL. Write it as "postgres://user:password@host:5432/database" (or "socket:/path/to/socket/folder?db=database").`,
-    );
-  }
-}
-
-/** The PostgreSQL driver: a core `Driver` whose `name` and `dialect` are `"postgres"`. */
-export interface PostgresDriver extends Driver {
-  readonly name: "postgres";
+/** A PostgreSQL driver on any client (see {@link createPostgresDriverOn}): its `dialect` is `"postgres"`. */
+export interface PostgresExecutorDriver extends Driver {
   readonly dialect: "postgres";
   /**
    * The pool the driver runs on (its own with `url`, else yours), typed as the small interface the
@@ -172,14 +115,9 @@ export interface PostgresDriver extends Driver {
    * `pg.Pool`, pass it as `{ pool }` and use it directly.
    */
   readonly pool: PoolLike;
-  /**
-   * Type only: transactional handler bodies (`delivery.transaction(async (client) => …)`) receive
-   * the `pg.PoolClient` of the transaction (a client of your pool, with `{ pool }`).
-   */
-  readonly "~transactionClient"?: pg.PoolClient;
   /** Pauses and rate counters in `rowclaim_controls` (`src/controls.ts`). */
   readonly controls: ControlStore;
-  /** The NOTIFY channel of a table (what {@link PostgresDriver.listen} LISTENs on). */
+  /** The NOTIFY channel of a table (what {@link PostgresExecutorDriver.listen} LISTENs on). */
   channelFor(table: TableDefinition): string;
   /** What the driver's startup probes found so far (`src/probe.ts`). */
   detected(): DetectedCapabilities;
@@ -188,62 +126,47 @@ export interface PostgresDriver extends Driver {
 }
 
 /**
- * Creates the PostgreSQL driver.
+ * Refuses client-independent options a driver cannot work with (`watchControls` without `notify`,
+ * an `acquireTimeoutMs` below 1). A maker runs it before it opens a pool, so that a refused
+ * option leaves nothing open.
  *
- * @example
- * const driver = createPostgresDriver({ url: process.env.DATABASE_URL, max: 20 });
- * const broker = createBroker({ driver });
+ * @throws {InvalidArgumentError} naming the option and what it takes.
  */
-export function createPostgresDriver(options: PostgresDriverOptions): PostgresDriver {
-  if (typeof options !== "object" || options === null) {
-    throw new InvalidArgumentError(
-      "createPostgresDriver() needs { pool } (a pg.Pool you own) or { url } (a connection string).",
-    );
-  }
-  checkDriverOptions(options);
+export function checkExecutorOptions(options: PostgresExecutorOptions, caller: string): void {
   const watchControls: unknown = options.watchControls;
   if (watchControls !== undefined && typeof watchControls !== "boolean")
     throw new InvalidArgumentError(
-      `createPostgresDriver(): watchControls must be true or false, got ${typeof watchControls}.`,
+      `${caller}: watchControls must be true or false, got ${typeof watchControls}.`,
     );
   if (watchControls === true && options.notify !== true)
     throw new InvalidArgumentError(
-      "createPostgresDriver(): watchControls needs notify: true (pauses are heard through LISTEN/NOTIFY).",
+      `${caller}: watchControls needs notify: true (pauses are heard through LISTEN/NOTIFY).`,
     );
-  let pool: PoolLike;
-  let ownsPool: boolean;
-  if ("pool" in options && options.pool !== undefined) {
-    pool = options.pool;
-    ownsPool = false;
-  } else if ("url" in options && typeof options.url === "string" && options.url !== "") {
-    // Pipelined clients: statements the driver issues together (a row lock batch's BEGIN and
-    // claim) go in one round trip. A `pg` without pipelining ignores the option, and the driver
-    // then sends them one after the other.
-    const own = new pg.Pool({
-      connectionString: options.url,
-      max: options.max ?? 10,
-      application_name: options.applicationName ?? "rowclaim",
-      pipeline: true,
-    });
-    // An idle connection that dies is removed by the pool; the next checkout makes a new one.
-    own.on("error", () => {});
-    pool = own;
-    ownsPool = true;
-  } else {
+  const acquireTimeoutMs: unknown = options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
+  if (typeof acquireTimeoutMs !== "number" || !Number.isFinite(acquireTimeoutMs) || acquireTimeoutMs < 1) {
     throw new InvalidArgumentError(
-      "createPostgresDriver() needs { pool } (a pg.Pool you own) or { url } (a connection string).",
+      `${caller}: acquireTimeoutMs must be a number of milliseconds of at least 1, got ${String(acquireTimeoutMs)}.`,
     );
   }
+}
+
+/**
+ * Creates a PostgreSQL driver on `pool`, any client's pool shaped like {@link PoolLike}: the
+ * claimers, publishers, probes and LISTEN of `@rowclaim/postgres`, without `pg`. `pool` is never
+ * ended by the driver; `maker.end` is run last by `close()` (a maker that opened the pool ends it
+ * there). `createPostgresDriver()` is this on a `pg.Pool`.
+ */
+export function createPostgresDriverOn(
+  pool: PoolLike,
+  options: PostgresExecutorOptions,
+  maker: ExecutorDriverMaker,
+): PostgresExecutorDriver {
+  checkExecutorOptions(options, maker.caller);
   const notify = options.notify === true;
   const listeners = new Set<WakeListener>();
   // The pool the driver's statements go through: it learns once whether clients keep their
   // server session (not behind a transaction pooler) and sends statements unnamed where not.
   const acquireTimeoutMs = options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
-  if (typeof acquireTimeoutMs !== "number" || !Number.isFinite(acquireTimeoutMs) || acquireTimeoutMs < 1) {
-    throw new InvalidArgumentError(
-      `createPostgresDriver(): acquireTimeoutMs must be a number of milliseconds of at least 1, got ${String(acquireTimeoutMs)}.`,
-    );
-  }
   const boundedPool = new BoundedPool(pool, acquireTimeoutMs);
   const probes = new PostgresProbes(boundedPool, options.skipProbes);
   const statementPool = probes.pool;
@@ -425,8 +348,8 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
     return claimer;
   };
 
-  const driver: PostgresDriver = {
-    name: "postgres",
+  const driver: PostgresExecutorDriver = {
+    name: maker.name,
     dialect: "postgres",
     capabilities: driverCapabilities({
       forms: ["rowLock", "lease", "advisory"],
@@ -468,7 +391,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
       closed = true;
       await Promise.allSettled([...listeners].map((listener) => listener.close()));
       listeners.clear();
-      if (ownsPool) await pool.end();
+      await maker.end?.();
     },
   };
   if (notify) {
