@@ -78,7 +78,11 @@ quickstart() { # driver short name, client, dev types..., example file
   local app
   app=$(new_app "user-$short")
   log "user app with @rowclaim/core + @rowclaim/$short only"
-  npm_install "$app" "$(tarball @rowclaim/core)" "$(tarball "@rowclaim/$short")" "$client"
+  local dialect=()
+  # @rowclaim/postgres-js depends on @rowclaim/postgres (its dialect and executor): a user's npm
+  # fetches it from the registry, here it comes from its tarball like every rowclaim package.
+  [ "$short" != postgres-js ] || dialect=("$(tarball @rowclaim/postgres)")
+  npm_install "$app" "$(tarball @rowclaim/core)" "${dialect[@]}" "$(tarball "@rowclaim/$short")" "$client"
   npm_install "$app" -D "typescript@$TS" "@types/node@$NODE_TYPES" "$@"
   local others=()
   for other in "${drivers[@]}"; do
