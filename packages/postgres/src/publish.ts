@@ -39,8 +39,17 @@ export class Publisher {
     for (let start = 0; start < rows.length; start += chunkSize)
       chunks.push(rows.slice(start, start + chunkSize));
     try {
-      if (given !== undefined)
-        return await this.#insertChunks(await inTransaction(table, given), table, chunks);
+      if (given !== undefined) {
+        const inside = await inTransaction(table, given);
+        try {
+          return await this.#insertChunks(inside, table, chunks);
+        } catch (error) {
+          // `pg` reads the failed status from the server's next ReadyForQuery, which may not have
+          // arrived when the caller caught the failed statement: the server's refusal says it.
+          if ((error as { code?: unknown }).code === IN_FAILED_TRANSACTION) throw failedTransaction(table);
+          throw error;
+        }
+      }
       if (chunks.length === 1) return await this.#insertChunks(this.#pool, table, chunks);
       const connection = await HeldConnection.acquire(this.#pool);
       try {
@@ -143,6 +152,17 @@ function reportsStatus(client: QueryableLike): client is StatusReporting {
   return typeof (client as { getTransactionStatus?: unknown }).getTransactionStatus === "function";
 }
 
+/** SQLSTATE `in_failed_sql_transaction`: a statement sent in a transaction that already failed. */
+const IN_FAILED_TRANSACTION = "25P02";
+
+/** The refusal of a publish on a client whose transaction failed. */
+function failedTransaction(table: TableDefinition): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `publish(${table.name}, …, { client }): the client's transaction failed (an earlier statement in it was refused) and must be rolled back; nothing can be published in it.`,
+    { table: table.name },
+  );
+}
+
 /**
  * Refuses a client that is not inside a transaction: a publish on it would commit its rows at
  * once, whatever the caller's transaction then does. `pg` tracks the status the server reports
@@ -168,10 +188,9 @@ async function inTransaction(table: TableDefinition, client: QueryableLike): Pro
     status = client.getTransactionStatus();
   }
   if (status === "T") return client;
+  if (status === "E") throw failedTransaction(table);
   throw new InvalidArgumentError(
-    status === "E"
-      ? `publish(${table.name}, …, { client }): the client's transaction failed (an earlier statement in it was refused) and must be rolled back; nothing can be published in it.`
-      : `publish(${table.name}, …, { client }): the client is not inside a transaction (BEGIN was not sent, or the transaction already ended and the client may be released), so the rows would commit at once. Send BEGIN on the client first, and publish before COMMIT.`,
+    `publish(${table.name}, …, { client }): the client is not inside a transaction (BEGIN was not sent, or the transaction already ended and the client may be released), so the rows would commit at once. Send BEGIN on the client first, and publish before COMMIT.`,
     { table: table.name },
   );
 }
