@@ -1,10 +1,12 @@
 /** A postgres.js `Sql` as the pool `@rowclaim/postgres` runs on ({@link PoolLike}); see the README. @module */
-import type {
-  NotificationLike,
-  PoolClientLike,
-  PoolLike,
-  QueryConfigLike,
-  QueryResultLike,
+import {
+  ArrayParam,
+  isConnectionLost,
+  type NotificationLike,
+  type PoolClientLike,
+  type PoolLike,
+  type QueryConfigLike,
+  type QueryResultLike,
 } from "@rowclaim/postgres/executor";
 import type { ListenMeta, ReservedSql, Sql } from "postgres";
 
@@ -28,55 +30,40 @@ export function asPgError(error: unknown): unknown {
   return error;
 }
 
-/** Whether `error` (as {@link asPgError} left it) means the connection is gone. */
-function lost(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "string" && code.startsWith("08");
-}
-
 /** `LISTEN "channel"` as the dialect writes it: the channel, else `undefined`. */
 function listenedChannel(text: string): string | undefined {
   const match = /^LISTEN "((?:[^"]|"")+)"$/.exec(text);
   return match?.[1]?.replaceAll('""', '"');
 }
 
-/** An array element as it stands in a PostgreSQL array literal. */
-function element(value: unknown): string {
-  if (value === null || value === undefined) return "NULL";
-  if (Array.isArray(value)) return `{${value.map(element).join(",")}}`;
-  const text =
-    value instanceof Date
-      ? value.toISOString()
-      : value instanceof Uint8Array
-        ? `\\x${Buffer.from(value).toString("hex")}`
-        : typeof value === "object"
-          ? JSON.stringify(value)
-          : String(value);
-  return `"${text.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
-}
+/** An array element as `pg` would render it for a literal (`ArrayParam` quotes it). */
+const render = (value: unknown): unknown => (value instanceof Date ? value.toISOString() : value);
 
 /**
  * The values for postgres.js: `undefined` as NULL; strings and arrays (as array literals) typed
  * `unknown` (705) like a literal, so JSON text for `jsonb` is not encoded again, `$1::int8[]` casts.
  */
 function valuesFor(sql: Sql, values: readonly unknown[] | undefined): never[] {
-  return (values ?? []).map((value) =>
-    value === undefined
-      ? null
-      : typeof value === "string"
-        ? sql.typed(value, 705)
-        : Array.isArray(value)
-          ? sql.typed(element(value), 705)
-          : value,
-  ) as never[];
+  return (values ?? []).map((value) => {
+    if (value === undefined) return null;
+    if (typeof value === "string") return sql.typed(value, 705);
+    const array = Array.isArray(value) ? new ArrayParam(value) : value;
+    return array instanceof ArrayParam ? sql.typed(array.toPostgres(render), 705) : value;
+  }) as never[];
 }
 
-/** Runs one statement on `sql` (the pool, or a reserved connection). */
-async function run(sql: Sql, config: QueryConfigLike): Promise<QueryResultLike & { pid?: number }> {
+/** postgres.js's connection under a reserved one, as the `onexecute` query option shows it (3.4). */
+type Connection = { onclose?: (() => void) | null; terminate?: () => void };
+
+/** Runs one statement on `sql` (the pool, or a reserved connection, whose `onexecute` learns its connection). */
+async function run(
+  sql: Sql,
+  config: QueryConfigLike,
+  onexecute?: (connection: Connection) => boolean,
+): Promise<QueryResultLike & { pid?: number }> {
   try {
-    const result = await sql.unsafe(config.text, valuesFor(sql, config.values), {
-      prepare: config.name !== undefined,
-    });
+    const options = { prepare: config.name !== undefined, ...(onexecute ? { onexecute } : {}) };
+    const result = await sql.unsafe(config.text, valuesFor(sql, config.values), options);
     const count = (result as { count?: unknown }).count;
     const pid = (result as { state?: { pid?: unknown } }).state?.pid;
     return {
@@ -89,20 +76,37 @@ async function run(sql: Sql, config: QueryConfigLike): Promise<QueryResultLike &
   }
 }
 
+/** What a statement on a reserved connection that closed, or was released, rejects with. */
+const refused = (): Promise<never> =>
+  Promise.reject(asPgError(Object.assign(new Error("released or closed"), { code: "CONNECTION_ENDED" })));
+
 /** What the driver's transactional bodies and held connections get: a reserved postgres.js connection that is also a {@link PoolClientLike}. */
 export type ReservedClient = ReservedSql & PoolClientLike;
 
 /**
- * A reserved connection as a {@link PoolClientLike}: one that broke is not `release()`d (postgres.js
- * keeps it among its closed ones); one to destroy has its backend ended from the pool.
+ * A reserved connection as a {@link PoolClientLike}. On postgres.js 3.4 a statement sent on one whose
+ * backend ended hangs or throws out of reach, and releasing it breaks the pool (porsager/postgres#1199):
+ * once it closed or was released, nothing more is sent (a body's statements too); closed, it is kept.
  */
 function heldClient(sql: Sql, reserved: ReservedSql): ReservedClient {
   const notified = new Set<(message: NotificationLike) => void>();
   const listening: ListenMeta[] = [];
   let pid: number | undefined;
-  let gone = false;
+  let connection: Connection | undefined;
+  let lost = false;
+  let released = false;
   const giveBack = reserved.release.bind(reserved);
+  const onexecute = (seen: Connection): boolean => {
+    if (connection === undefined && !lost) {
+      connection = seen;
+      seen.onclose = () => {
+        lost = true;
+      };
+    }
+    return true;
+  };
   const query = async (config: QueryConfigLike): Promise<QueryResultLike> => {
+    if (lost || released) return refused();
     const channel = listenedChannel(config.text);
     if (channel !== undefined) {
       let heard = false;
@@ -119,29 +123,35 @@ function heldClient(sql: Sql, reserved: ReservedSql): ReservedClient {
     }
     if (config.text === "UNLISTEN *") await Promise.all(listening.splice(0).map((meta) => meta.unlisten()));
     try {
-      const result = await run(reserved, config);
+      const result = await run(reserved, config, onexecute);
       pid ??= result.pid;
       return result;
     } catch (error) {
-      gone ||= lost(error);
+      lost ||= isConnectionLost(error);
       throw error;
     }
   };
   const release = (destroy?: Error | boolean): void => {
-    if (gone) return;
-    gone = true;
+    if (released) return;
+    released = true;
     void Promise.all(listening.splice(0).map((meta) => meta.unlisten().catch(() => undefined)));
-    if (destroy === undefined || destroy === false || pid === undefined) {
+    if (lost) return;
+    if (!destroy) {
+      if (connection) connection.onclose = null;
       giveBack();
-      return;
-    }
-    void run(sql, { text: "SELECT pg_terminate_backend($1)", values: [pid] }).catch(() => giveBack());
+    } else if (typeof connection?.terminate === "function") connection.terminate();
+    else if (pid === undefined) giveBack();
+    else void run(sql, { text: "SELECT pg_terminate_backend($1)", values: [pid] }).catch(giveBack);
   };
   const on = (event: string, listener: (message: NotificationLike) => void): unknown =>
     event === "notification" && notified.add(listener);
   const removeListener = (event: string, listener: (message: NotificationLike) => void): unknown =>
     event === "notification" && notified.delete(listener);
-  return Object.assign(reserved, { query, release, on, removeListener }) as ReservedClient;
+  Object.assign(reserved, { query, release, on, removeListener });
+  return new Proxy(reserved, {
+    apply: (target, self, args) => (lost || released ? refused() : Reflect.apply(target, self, args)),
+    get: (target, key) => (key === "unsafe" && (lost || released) ? refused : Reflect.get(target, key)),
+  }) as ReservedClient;
 }
 
 /** `sql` as the pool `@rowclaim/postgres` runs on; `end` ends `sql` (called only for an instance the driver made). */

@@ -15,6 +15,7 @@ import {
 import {
   checkExecutorOptions,
   createPostgresDriverOn,
+  executorOptionKeys,
   type PostgresExecutorDriver,
   type PostgresExecutorOptions,
   type QueryableLike,
@@ -50,19 +51,11 @@ export interface PostgresJsDriver extends PostgresExecutorDriver {
 }
 
 const caller = "createPostgresJsDriver()";
-const optionKeys = Object.freeze(
-  Object.keys({
-    sql: true,
-    url: true,
-    max: true,
-    applicationName: true,
-    notify: true,
-    watchControls: true,
-    assumeServerVersion: true,
-    acquireTimeoutMs: true,
-    skipProbes: true,
-  } satisfies OptionKeySet<PostgresJsDriverOptions>),
-);
+const connectionKeys = { sql: true, url: true, max: true, applicationName: true } as const;
+const optionKeys = [
+  ...Object.keys(connectionKeys satisfies OptionKeySet<PostgresJsConnectionOptions>),
+  ...executorOptionKeys,
+];
 
 /**
  * A postgres.js `sql` of the caller's (a `sql.begin` transaction) as a client to publish on. It

@@ -7,6 +7,7 @@
  *
  * @packageDocumentation
  */
+export { ArrayParam, type RenderValue } from "./array-param.js";
 export { channelFor } from "./listen.js";
 export {
   codeForError,
@@ -27,6 +28,7 @@ export {
   checkExecutorOptions,
   createPostgresDriverOn,
   type ExecutorDriverMaker,
+  executorOptionKeys,
   type PostgresExecutorDriver,
   type PostgresExecutorOptions,
 } from "./postgres-driver.js";

@@ -11,6 +11,7 @@ import type { PoolLike } from "./pool-like.js";
 import {
   checkExecutorOptions,
   createPostgresDriverOn,
+  executorOptionKeys,
   type PostgresExecutorDriver,
   type PostgresExecutorOptions,
 } from "./postgres-driver.js";
@@ -34,19 +35,15 @@ export type PostgresConnectionOptions =
 export type PostgresDriverOptions = PostgresConnectionOptions & PostgresExecutorOptions;
 
 /** The keys `createPostgresDriver()` takes (checked against the option types when it compiles). */
-const driverOptionKeys = Object.freeze(
-  Object.keys({
+const driverOptionKeys = Object.freeze([
+  ...Object.keys({
     pool: true,
     url: true,
     max: true,
     applicationName: true,
-    notify: true,
-    watchControls: true,
-    assumeServerVersion: true,
-    acquireTimeoutMs: true,
-    skipProbes: true,
-  } satisfies OptionKeySet<PostgresDriverOptions>),
-);
+  } satisfies OptionKeySet<PostgresConnectionOptions>),
+  ...executorOptionKeys,
+]);
 
 /**
  * Whether `url` is a connection string `pg` reads as the user meant: a `postgres://` or

@@ -6,7 +6,12 @@
  * @module
  */
 
-/** A query as the driver sends it: text, parameter values and, for prepared statements, a name. */
+/**
+ * A query as the driver sends it: text, parameter values and, for prepared statements, a name.
+ * A value is what `pg` takes (`null`, a string, a number, a `Date`, a `Uint8Array`, an array),
+ * or an `ArrayParam` (`array-param.ts`: an array parameter with `pg`'s `toPostgres`), which an adapter of
+ * another client sends as the array literal `toPostgres` renders.
+ */
 export interface QueryConfigLike {
   readonly text: string;
   readonly values?: unknown[];

@@ -22,6 +22,7 @@ import {
   type DriverPublishOptions,
   driverCapabilities,
   type OpenOptions,
+  type OptionKeySet,
   type ProbeName,
   type PublishRow,
   type UniquePublishRow,
@@ -95,6 +96,17 @@ export interface PostgresExecutorOptions {
    */
   readonly skipProbes?: readonly ProbeName[];
 }
+
+/** The keys of {@link PostgresExecutorOptions}, for a maker's check of unknown options (checked against the type when it compiles). */
+export const executorOptionKeys: readonly string[] = Object.freeze(
+  Object.keys({
+    notify: true,
+    watchControls: true,
+    assumeServerVersion: true,
+    acquireTimeoutMs: true,
+    skipProbes: true,
+  } satisfies OptionKeySet<PostgresExecutorOptions>),
+);
 
 /** Who made a driver of {@link createPostgresDriverOn}, for its `name` and its messages. */
 export interface ExecutorDriverMaker {
