@@ -273,9 +273,11 @@ export function postgresJsHarness(options: {
     },
     createSessionFaultDriver(fault: SessionFault) {
       let sent = 0;
+      const texts: string[] = [];
       const made = own(12, "rowclaim-fault-pool", {
-        async before(watched) {
+        async before(watched, text) {
           sent += 1;
+          texts.push(text);
           if (sent !== fault.killAt) return;
           const pids = [...made.out].map((out) => out.pid).filter((pid): pid is number => pid !== undefined);
           if (watched.pid === undefined) {
@@ -288,6 +290,7 @@ export function postgresJsHarness(options: {
       return {
         driver: make({ sql: made.sql, notify: true }),
         statements: () => sent,
+        sent: () => texts,
         end: () => made.sql.end({ timeout: 5 }),
       };
     },
