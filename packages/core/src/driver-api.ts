@@ -10,7 +10,8 @@
  * - the rows that cross it ({@link ClaimedRow}, {@link PublishRow}, {@link UniquePublishRow}) and
  *   their encoding ({@link encodePayload}, {@link decodeClaimedRow}, …);
  * - the policy every driver applies the same way, written once: option checks
- *   ({@link refuseUnknownOptions}, {@link checkPoolSize}), bounded connection waits
+ *   ({@link refuseUnknownOptions}, {@link checkPoolSize}), the connections open subscriptions
+ *   need ({@link ConnectionBudget}), bounded connection waits
  *   ({@link acquireWithin}), advisory key slots, lease expiries;
  * - the error classes, the same as the root's.
  *
@@ -26,6 +27,7 @@ export {
   freeAdvisorySlots,
 } from "./advisory-limit.js";
 export { type AttemptCounting, decodeClaimedRow, type RawClaimedRow } from "./claimed-row.js";
+export { ConnectionBudget } from "./connection-budget.js";
 export {
   acquireTimeoutOf,
   acquireWithin,

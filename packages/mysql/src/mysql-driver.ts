@@ -16,7 +16,7 @@ import {
 import {
   acquireTimeoutOf,
   type Claimer,
-  checkPoolSize,
+  ConnectionBudget,
   type DetectedCapabilities,
   type DriverCapabilities,
   type DriverPublishOptions,
@@ -154,7 +154,7 @@ export class MysqlDriver implements Driver {
   /** The pool every statement of the driver goes through: {@link MysqlDriver.pool} with bounded waits. */
   readonly #bounded: PoolLike;
   /** Connections the open subscriptions need together, for the pool-size warning. */
-  #connectionsInUse = 0;
+  readonly #budget = new ConnectionBudget();
   readonly #assumeServerVersion: string | undefined;
   readonly #probes: MysqlProbes;
   /** Reads a table's counts and rows in work (`readQueueStatus`, `listInWork`): `src/queue-status.ts`. */
@@ -232,28 +232,11 @@ export class MysqlDriver implements Driver {
    */
   async open(table: TableDefinition, options: OpenOptions): Promise<Claimer> {
     this.#assertOpen(table);
-    const needed = checkPoolSize(
-      table,
-      poolConnectionLimit(this.pool),
-      options.workers ?? 1,
-      this.#connectionsInUse,
-      options.logger,
+    return this.#budget.open(table, poolConnectionLimit(this.pool), options, () =>
+      this.#openChecked(table, options).catch((error: unknown) => {
+        throw normalizeError(error, { table: table.name, operation: `${table.form} open` });
+      }),
     );
-    let claimer: Claimer;
-    try {
-      claimer = await this.#openChecked(table, options);
-    } catch (error) {
-      throw normalizeError(error, { table: table.name, operation: `${table.form} open` });
-    }
-    this.#connectionsInUse += needed;
-    const close = claimer.close.bind(claimer);
-    let counted = true;
-    claimer.close = async () => {
-      if (counted) this.#connectionsInUse -= needed;
-      counted = false;
-      await close();
-    };
-    return claimer;
   }
 
   async #openChecked(table: TableDefinition, options: OpenOptions): Promise<Claimer> {

@@ -16,8 +16,8 @@ import {
 } from "@rowclaim/core";
 import {
   type Claimer,
+  ConnectionBudget,
   type ControlStore,
-  checkPoolSize,
   type DetectedCapabilities,
   type DriverPublishOptions,
   driverCapabilities,
@@ -330,35 +330,17 @@ export function createPostgresDriverOn(
   };
 
   // The pool-size check and error normalization around every subscription's startup.
-  let connectionsInUse = 0;
-  const openSized = async (table: TableDefinition, openOptions: OpenOptions): Promise<Claimer> => {
-    const needed = checkPoolSize(
-      table,
-      poolMax(pool),
-      openOptions.workers ?? 1,
-      connectionsInUse,
-      openOptions.logger,
+  const budget = new ConnectionBudget();
+  const openSized = (table: TableDefinition, openOptions: OpenOptions): Promise<Claimer> =>
+    budget.open(table, poolMax(pool), openOptions, () =>
+      open(table, openOptions).catch((error: unknown) => {
+        throw normalizeError(error, {
+          table: table.name,
+          form: formLabel(table),
+          statement: "subscription startup",
+        });
+      }),
     );
-    let claimer: Claimer;
-    try {
-      claimer = await open(table, openOptions);
-    } catch (error) {
-      throw normalizeError(error, {
-        table: table.name,
-        form: formLabel(table),
-        statement: "subscription startup",
-      });
-    }
-    connectionsInUse += needed;
-    const close = claimer.close.bind(claimer);
-    let counted = true;
-    claimer.close = async () => {
-      if (counted) connectionsInUse -= needed;
-      counted = false;
-      await close();
-    };
-    return claimer;
-  };
 
   const driver: PostgresExecutorDriver = {
     name: maker.name,
