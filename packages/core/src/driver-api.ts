@@ -26,6 +26,7 @@ export {
   freeAdvisorySlots,
 } from "./advisory-limit.js";
 export { type AttemptCounting, decodeClaimedRow, type RawClaimedRow } from "./claimed-row.js";
+export { type ConnectionSession, type ConnectionWorkOptions, onConnection } from "./connection-session.js";
 export {
   acquireTimeoutOf,
   acquireWithin,
@@ -33,7 +34,7 @@ export {
   connectionWithin,
   DEFAULT_ACQUIRE_TIMEOUT_MS,
 } from "./connection-wait.js";
-export type { ControlRow, ControlStore, RateTake } from "./control-store.js";
+export { type ControlRow, type ControlStore, controlRowOf, type RateTake } from "./control-store.js";
 export { CONTROL_TABLE, controlTableKey, scopeText } from "./controls.js";
 export {
   type DetectedCapabilities,
@@ -117,12 +118,16 @@ export {
 export { decodeHeaders, decodePayload, encodeHeaders, encodePayload } from "./payload.js";
 export {
   type CappedCount,
+  firstRowPerKey,
   type GroupCounts,
   groupCountsOf,
+  groupFilterOf,
   type InWorkHolder,
   type InWorkQuery,
   type InWorkRow,
   type InWorkScope,
+  type InWorkValues,
+  inWorkRowOf,
   type QueueStatusReader,
   type StatusQuery,
   type TableCounts,
@@ -130,11 +135,13 @@ export {
 export type { ClaimedRow, Headers, PublishRow, RowId } from "./rows.js";
 export {
   type LedgerSchedule,
+  ledgerSchedulesOf,
   ledgerTick,
   missingLedgerError,
   perLedgerSchema,
   SCHEDULE_LEDGER_TABLE,
   type ScheduleLedger,
+  type ScheduleLedgerStatements,
 } from "./schedule-ledger.js";
 export {
   type AckSettlement,
@@ -146,6 +153,13 @@ export {
   type ReleaseSettlement,
   type Settlement,
 } from "./settlement.js";
+export {
+  type ActionRow,
+  dateOf,
+  type HolderValues,
+  rowActionResultOf,
+  storedRowOf,
+} from "./stored-row.js";
 export {
   type AdvisoryToken,
   ceilToSecond,
