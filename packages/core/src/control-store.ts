@@ -76,3 +76,23 @@ export interface ControlStore {
   /** The control table's `CREATE TABLE` statement, as SQL text. */
   schemaSql(): string;
 }
+
+/**
+ * A control row from a row of a store's read statement (columns `scope`, `paused` — a boolean,
+ * or 1 and 0 —, `rate_window`, `rate_count`, `rate_limit`, `rate_interval_ms`, numbers as the
+ * client returned them).
+ */
+export function controlRowOf(row: Readonly<Record<string, unknown>>): ControlRow {
+  return {
+    scope: String(row.scope),
+    paused: Number(row.paused) === 1,
+    rateWindow: nullableNumber(row.rate_window),
+    rateCount: Number(row.rate_count ?? 0),
+    rateLimit: nullableNumber(row.rate_limit),
+    rateIntervalMs: nullableNumber(row.rate_interval_ms),
+  };
+}
+
+function nullableNumber(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}

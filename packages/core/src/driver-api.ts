@@ -28,6 +28,7 @@ export {
 } from "./advisory-limit.js";
 export { type AttemptCounting, decodeClaimedRow, type RawClaimedRow } from "./claimed-row.js";
 export { ConnectionBudget } from "./connection-budget.js";
+export { type ConnectionSession, type ConnectionWorkOptions, onConnection } from "./connection-session.js";
 export {
   acquireTimeoutOf,
   acquireWithin,
@@ -35,7 +36,7 @@ export {
   connectionWithin,
   DEFAULT_ACQUIRE_TIMEOUT_MS,
 } from "./connection-wait.js";
-export type { ControlRow, ControlStore, RateTake } from "./control-store.js";
+export { type ControlRow, type ControlStore, controlRowOf, type RateTake } from "./control-store.js";
 export { CONTROL_TABLE, controlTableKey, scopeText } from "./controls.js";
 export {
   type DetectedCapabilities,
@@ -119,12 +120,16 @@ export {
 export { decodeHeaders, decodePayload, encodeHeaders, encodePayload } from "./payload.js";
 export {
   type CappedCount,
+  firstRowPerKey,
   type GroupCounts,
   groupCountsOf,
+  groupFilterOf,
   type InWorkHolder,
   type InWorkQuery,
   type InWorkRow,
   type InWorkScope,
+  type InWorkValues,
+  inWorkRowOf,
   type QueueStatusReader,
   type StatusQuery,
   type TableCounts,
@@ -132,11 +137,13 @@ export {
 export type { ClaimedRow, Headers, PublishRow, RowId } from "./rows.js";
 export {
   type LedgerSchedule,
+  ledgerSchedulesOf,
   ledgerTick,
   missingLedgerError,
   perLedgerSchema,
   SCHEDULE_LEDGER_TABLE,
   type ScheduleLedger,
+  type ScheduleLedgerStatements,
 } from "./schedule-ledger.js";
 export {
   type AckSettlement,
@@ -148,6 +155,13 @@ export {
   type ReleaseSettlement,
   type Settlement,
 } from "./settlement.js";
+export {
+  type ActionRow,
+  dateOf,
+  type HolderValues,
+  rowActionResultOf,
+  storedRowOf,
+} from "./stored-row.js";
 export {
   type AdvisoryToken,
   ceilToSecond,

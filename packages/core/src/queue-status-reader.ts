@@ -144,3 +144,55 @@ export function groupCountsOf(
     oldestDueAt,
   };
 }
+
+/** What a reader read of one row in work (columns `id`, `grp`, `attempt`), with its holder's values decoded. */
+export interface InWorkValues {
+  readonly id: unknown;
+  readonly grp: unknown;
+  readonly attempt: unknown;
+  /** The holding session, where the database tells. */
+  readonly session?: unknown;
+  /** The lease's expiry (lease form), decoded by the driver. */
+  readonly lockedUntil?: Date | null;
+  /** The rendered advisory key (advisory form). */
+  readonly key?: unknown;
+}
+
+/** The {@link InWorkRow} of `table` from what the reader read; the holder's fields that are absent or NULL stay absent. */
+export function inWorkRowOf(table: TableDefinition, values: InWorkValues): InWorkRow {
+  const holder: { -readonly [K in keyof InWorkHolder]: InWorkHolder[K] } = { form: table.form };
+  if (values.session !== null && values.session !== undefined) holder.session = String(values.session);
+  if (values.lockedUntil instanceof Date) holder.lockedUntil = values.lockedUntil;
+  if (values.key !== null && values.key !== undefined) holder.key = String(values.key);
+  const entry: InWorkRow = {
+    id: values.id as RowId,
+    group: values.grp === null || values.grp === undefined ? null : String(values.grp),
+    holder,
+  };
+  return values.attempt === null || values.attempt === undefined
+    ? entry
+    : { ...entry, attempt: Number(values.attempt) };
+}
+
+/**
+ * The first row of each advisory key, in the order given: a key is held once, and the database
+ * cannot tell which of its rows the holder claimed.
+ */
+export function firstRowPerKey(rows: Iterable<InWorkRow>): InWorkRow[] {
+  const keys = new Set<string | undefined>();
+  const out: InWorkRow[] = [];
+  for (const row of rows) {
+    if (keys.has(row.holder.key)) continue;
+    keys.add(row.holder.key);
+    out.push(row);
+  }
+  return out;
+}
+
+/** Which rows of `table` a status read of `group` covers: every group, those without one, or the one named. */
+export function groupFilterOf(
+  table: TableDefinition,
+  group: string | null | undefined,
+): "all" | "none" | "named" {
+  return group === undefined || table.columns.group === undefined ? "all" : group === null ? "none" : "named";
+}

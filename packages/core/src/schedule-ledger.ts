@@ -97,3 +97,30 @@ export function perLedgerSchema<T>(build: (schema: string | undefined) => T): (t
     return value;
   };
 }
+
+/**
+ * The statements of one ledger, as each dialect's schedule SQL module builds them for a schema
+ * (parameters: the table name, the schedule name, a tick in epoch milliseconds, bound as the
+ * dialect binds them).
+ */
+export interface ScheduleLedgerStatements {
+  /** Tells whether the ledger exists (one row, `present`). */
+  readonly exists: string;
+  /** Records a tick with insert-or-ignore; affects one row when it was not recorded yet. */
+  readonly recordTick: string;
+  /** One row: `tick_ms`, the schedule's latest tick (NULL when none). */
+  readonly lastTick: string;
+  /** Deletes the schedule's ticks before the given one, keeping its latest. */
+  readonly prune: string;
+  /** `schedule_name`, `last_tick_ms`, `ticks` of every schedule of the table. */
+  readonly list: string;
+}
+
+/** The schedules of a ledger's `list` statement's rows (`schedule_name`, `last_tick_ms`, `ticks`). */
+export function ledgerSchedulesOf(rows: readonly Readonly<Record<string, unknown>>[]): LedgerSchedule[] {
+  return rows.map((found) => ({
+    name: String(found.schedule_name),
+    lastTick: ledgerTick(found.last_tick_ms) as Date,
+    ticks: Number(found.ticks),
+  }));
+}

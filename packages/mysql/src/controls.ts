@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ControlRow, ControlStore, RateTake } from "@rowclaim/core/driver";
+import { type ControlRow, type ControlStore, controlRowOf, type RateTake } from "@rowclaim/core/driver";
 import {
   controlsPresentSql,
   controlsReadSql,
@@ -24,9 +24,6 @@ import { withDeadlockRetry } from "./retry.js";
 
 /** MySQL's "table doesn't exist". */
 const NO_SUCH_TABLE = 1146;
-
-const nullableNumber = (value: unknown): number | null =>
-  value === null || value === undefined ? null : Number(value);
 
 /** The MySQL/MariaDB {@link ControlStore}. */
 export class MysqlControlStore implements ControlStore {
@@ -71,14 +68,7 @@ export class MysqlControlStore implements ControlStore {
       }
       throw normalizeError(error, { table, operation: "control table read", statement: controlsReadSql });
     }
-    return rows.map((row) => ({
-      scope: String(row.scope),
-      paused: Number(row.paused) === 1,
-      rateWindow: nullableNumber(row.rate_window),
-      rateCount: Number(row.rate_count ?? 0),
-      rateLimit: nullableNumber(row.rate_limit),
-      rateIntervalMs: nullableNumber(row.rate_interval_ms),
-    }));
+    return rows.map(controlRowOf);
   }
 
   async takeRate(table: string, scope: string, take: RateTake): Promise<number> {

@@ -5,8 +5,16 @@
  * @module
  */
 import type { RowId, TableDefinition } from "@rowclaim/core";
-import type { DriverRowActionResult, OperationsDriver, PruneLock, StoredRow } from "@rowclaim/core/driver";
+import {
+  type DriverRowActionResult,
+  type OperationsDriver,
+  onConnection,
+  type PruneLock,
+  type StoredRow,
+  storedRowOf,
+} from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
+import { heldSession } from "./held-session.js";
 import { normalizeError } from "./normalize-error.js";
 import {
   actionCandidatesSql,
@@ -26,30 +34,21 @@ import {
   redriveInsertSql,
 } from "./operations-sql.js";
 import { type ConnectionLike, letGo, type PoolLike, run, selectRows } from "./pool-like.js";
-import { lockSql, transactionSql } from "./sql.js";
+import { lockSql } from "./sql.js";
 
 /** Builds the operations capability over `pool` (the driver's bounded pool). */
 export function mysqlOperations(pool: PoolLike): OperationsDriver {
-  const within = async <T>(
+  const session = heldSession(pool);
+  const within = <T>(
     table: TableDefinition,
     doing: string,
     body: (connection: ConnectionLike) => Promise<T>,
     transaction = true,
-  ): Promise<T> => {
-    const connection = await pool.getConnection();
-    let broken = false;
-    try {
-      if (transaction) await run(connection, transactionSql.begin);
-      const result = await body(connection);
-      if (transaction) await run(connection, transactionSql.commit);
-      return result;
-    } catch (error) {
-      if (transaction) await run(connection, transactionSql.rollback).catch(() => (broken = true));
-      throw normalizeError(error, { table: table.name, operation: doing });
-    } finally {
-      letGo(connection, broken);
-    }
-  };
+  ): Promise<T> =>
+    onConnection(session, body, {
+      transaction,
+      fail: (error) => normalizeError(error, { table: table.name, operation: doing }),
+    });
 
   /** Which of `ids` (row lock form) no other transaction holds. */
   const lockable = (table: TableDefinition, ids: readonly RowId[]): Promise<Set<string>> =>
@@ -64,30 +63,10 @@ export function mysqlOperations(pool: PoolLike): OperationsDriver {
   const decode = (table: TableDefinition, values: unknown[], held?: boolean): StoredRow => {
     const count = table.allColumns.length;
     const row = claimedRowOf(table, values.slice(0, count), false);
-    const inWork = held ?? Number(values[count]) === 1;
-    if (!inWork) return { ...row, inWork };
-    const until = table.columns.lockedUntil;
-    if (table.form === "lease" && until !== undefined) {
-      const value = row.row[until];
-      return {
-        ...row,
-        inWork,
-        holder: { kind: "lease", until: value instanceof Date ? value : new Date(String(value)) },
-      };
-    }
-    if (table.form === "advisory") {
-      const session = values[count + 1];
-      return {
-        ...row,
-        inWork,
-        holder: {
-          kind: "advisoryKey",
-          key: String(values[count + 2]),
-          session: session === null || session === undefined ? null : String(session),
-        },
-      };
-    }
-    return { ...row, inWork, holder: { kind: "rowLock", session: null } };
+    return storedRowOf(table, row, held ?? Number(values[count]) === 1, {
+      session: values[count + 1],
+      key: values[count + 2],
+    });
   };
 
   /**

@@ -7,9 +7,17 @@
  *
  * @module
  */
-import type { InWorkHolder, InWorkRow, RowId, TableDefinition } from "@rowclaim/core";
-import type { InWorkQuery, QueueStatusReader, StatusQuery, TableCounts } from "@rowclaim/core/driver";
-import { groupCountsOf } from "@rowclaim/core/driver";
+import type { InWorkRow, TableDefinition } from "@rowclaim/core";
+import {
+  firstRowPerKey,
+  groupCountsOf,
+  groupFilterOf,
+  type InWorkQuery,
+  inWorkRowOf,
+  type QueueStatusReader,
+  type StatusQuery,
+  type TableCounts,
+} from "@rowclaim/core/driver";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryableLike } from "./pool-like.js";
 import { transactionSql } from "./sql.js";
@@ -41,19 +49,14 @@ async function query(client: QueryableLike, table: TableDefinition, sql: string,
 }
 
 function toRow(table: TableDefinition, row: Record<string, unknown>): InWorkRow {
-  const holder: { -readonly [K in keyof InWorkHolder]: InWorkHolder[K] } = { form: table.form };
-  if (row.holder !== null && row.holder !== undefined) holder.session = String(row.holder);
-  if (table.form === "lease" && row.locked_until instanceof Date) holder.lockedUntil = row.locked_until;
-  if (table.form === "advisory" && row.lock_name !== null && row.lock_name !== undefined)
-    holder.key = String(row.lock_name);
-  const entry: InWorkRow = {
-    id: row.id as RowId,
-    group: row.grp === null || row.grp === undefined ? null : String(row.grp),
-    holder,
-  };
-  return row.attempt === null || row.attempt === undefined
-    ? entry
-    : { ...entry, attempt: Number(row.attempt) };
+  return inWorkRowOf(table, {
+    id: row.id,
+    grp: row.grp,
+    attempt: row.attempt,
+    session: row.holder,
+    lockedUntil: table.form === "lease" && row.locked_until instanceof Date ? row.locked_until : null,
+    key: table.form === "advisory" ? row.lock_name : null,
+  });
 }
 
 /** The status reader over `pool`. */
@@ -92,22 +95,12 @@ export function mysqlStatusReader(pool: PoolLike): QueueStatusReader {
     if (table.form === "lease")
       return { rows: found.slice(0, limit).map((row) => toRow(table, row)), capped };
     // Advisory: per held lock name, its first row in claim order.
-    const names = new Set<string>();
-    const rows: InWorkRow[] = [];
-    for (const row of found.slice(0, limit)) {
-      const name = String(row.lock_name);
-      if (names.has(name)) continue;
-      names.add(name);
-      rows.push(toRow(table, row));
-    }
-    return { rows, capped };
+    return { rows: firstRowPerKey(found.slice(0, limit).map((row) => toRow(table, row))), capped };
   };
-  const filterOf = (table: TableDefinition, group: string | null | undefined): GroupFilter =>
-    group === undefined || table.columns.group === undefined
-      ? "all"
-      : group === null
-        ? "none"
-        : { named: group };
+  const filterOf = (table: TableDefinition, group: string | null | undefined): GroupFilter => {
+    const filter = groupFilterOf(table, group);
+    return filter === "named" ? { named: group as string } : filter;
+  };
   return {
     async countGroups(table: TableDefinition, statusQuery: StatusQuery): Promise<TableCounts> {
       const { now, cap, deadGroup } = statusQuery;

@@ -10,6 +10,7 @@
 import type { RowId, TableDefinition } from "@rowclaim/core";
 import {
   type LedgerSchedule,
+  ledgerSchedulesOf,
   ledgerTick,
   missingLedgerError,
   type PublishRow,
@@ -94,11 +95,7 @@ export function mysqlScheduleLedger(pool: PoolLike, serverInfo: () => Promise<Se
       const rows = await selectRows(pool, statementsFor(table).list, [table.name]).catch(
         fail(table, "listing schedules"),
       );
-      return rows.map((found) => ({
-        name: String(found.schedule_name),
-        lastTick: ledgerTick(found.last_tick_ms) as Date,
-        ticks: Number(found.ticks),
-      }));
+      return ledgerSchedulesOf(rows);
     },
     schemaSql: scheduleLedgerSchemaSql,
   };

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { SCHEDULE_LEDGER_TABLE } from "@rowclaim/core/driver";
+import { SCHEDULE_LEDGER_TABLE, type ScheduleLedgerStatements } from "@rowclaim/core/driver";
 import { quoteTable } from "./sql.js";
 
 /** The ledger table's reference in database `schema` (the connection's when `undefined`). */
@@ -26,21 +26,11 @@ export function scheduleLedgerSchemaSql(schema: string | undefined): string {
 `;
 }
 
-/** The statements of one ledger (parameters: table name, schedule name, tick in epoch milliseconds). */
-export interface ScheduleLedgerStatements {
-  /** One row, `present` (1 or 0); parameters: database or NULL, ledger name. */
-  readonly exists: string;
-  /** Records a tick; affects one row when it was not recorded yet. */
-  readonly recordTick: string;
-  /** One row: `tick_ms`, the schedule's latest tick (NULL when none). */
-  readonly lastTick: string;
-  /** Deletes the schedule's ticks before the third parameter, keeping its latest (parameters: table, schedule, before, table, schedule). */
-  readonly prune: string;
-  /** `schedule_name`, `last_tick_ms`, `ticks` of every schedule of the table. */
-  readonly list: string;
-}
-
-/** The ledger's statements in `schema`. */
+/**
+ * The ledger's statements in `schema` (parameters: table name, schedule name, tick in epoch
+ * milliseconds; `exists`: database or NULL, ledger name, a `present` count; `prune`: table,
+ * schedule, before, table, schedule).
+ */
 export function scheduleLedgerSql(schema: string | undefined): ScheduleLedgerStatements {
   const ref = ledgerRef(schema);
   const own = "`table_name` = ? AND `schedule_name` = ?";

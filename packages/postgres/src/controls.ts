@@ -6,7 +6,13 @@
  *
  * @module
  */
-import type { ControlRow, ControlStore, RateTake, WakeListener } from "@rowclaim/core/driver";
+import {
+  type ControlRow,
+  type ControlStore,
+  controlRowOf,
+  type RateTake,
+  type WakeListener,
+} from "@rowclaim/core/driver";
 import {
   controlsChannelFor,
   controlsPresentSql,
@@ -78,17 +84,7 @@ export class PostgresControlStore implements ControlStore {
       }
       throw normalizeError(error, { table, form: "control table", statement: "control read" });
     }
-    return result.rows.map((row) => ({
-      scope: String(row.scope),
-      paused: row.paused === true,
-      rateWindow: row.rate_window === null || row.rate_window === undefined ? null : Number(row.rate_window),
-      rateCount: Number(row.rate_count ?? 0),
-      rateLimit: row.rate_limit === null || row.rate_limit === undefined ? null : Number(row.rate_limit),
-      rateIntervalMs:
-        row.rate_interval_ms === null || row.rate_interval_ms === undefined
-          ? null
-          : Number(row.rate_interval_ms),
-    }));
+    return result.rows.map(controlRowOf);
   }
 
   async takeRate(table: string, scope: string, take: RateTake): Promise<number> {

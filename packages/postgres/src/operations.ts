@@ -5,9 +5,18 @@
  * @module
  */
 import type { RowId, TableDefinition } from "@rowclaim/core";
-import type { DriverRowActionResult, OperationsDriver, PruneLock, StoredRow } from "@rowclaim/core/driver";
+import {
+  type DriverRowActionResult,
+  type OperationsDriver,
+  onConnection,
+  type PruneLock,
+  rowActionResultOf,
+  type StoredRow,
+  storedRowOf,
+} from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
 import { HeldConnection } from "./connection.js";
+import { heldSession } from "./held-session.js";
 import { normalizeError } from "./normalize-error.js";
 import {
   countSql,
@@ -23,58 +32,42 @@ import {
   redriveTableSql,
   rowActionSql,
 } from "./operations-sql.js";
-import type { PoolLike } from "./pool-like.js";
+import type { PoolLike, QueryResultLike } from "./pool-like.js";
 import { advisoryKeyValues, type Statement, type StatementValues, statementValues } from "./sql.js";
 
 /** Builds the operations capability over `pool` (the driver's statement pool). */
 export function postgresOperations(pool: PoolLike): OperationsDriver {
-  const run = async (
+  const session = heldSession(pool);
+  const run = (
     table: TableDefinition,
     stmt: Statement,
     values: StatementValues,
-    inTransaction: boolean,
-  ): Promise<Record<string, unknown>[]> => {
-    const connection = await HeldConnection.acquire(pool);
-    try {
-      if (inTransaction) await connection.text("BEGIN");
-      const result = await connection.query({
-        text: stmt.text,
-        values: statementValues(stmt, { ...advisoryKeyValues(table), ...values }),
-      });
-      if (inTransaction) await connection.text("COMMIT");
-      return result.rows;
-    } catch (error) {
-      if (inTransaction) await connection.text("ROLLBACK").catch(() => undefined);
-      throw normalizeError(error, { table: table.name, form: table.form, statement: stmt.purpose });
-    } finally {
-      connection.release();
-    }
-  };
-  const stored = (table: TableDefinition, raw: Record<string, unknown>): StoredRow => {
-    const row = claimedRowOf(table, raw, false);
-    const inWork = raw[IN_WORK_ALIAS] === true;
-    if (!inWork) return { ...row, inWork };
-    const until = table.columns.lockedUntil;
-    if (table.form === "lease" && until !== undefined)
-      return { ...row, inWork, holder: { kind: "lease", until: asDate(raw[until]) } };
-    if (table.form === "advisory")
-      return {
-        ...row,
-        inWork,
-        holder: {
-          kind: "advisoryKey",
-          key: String(raw[KEY_ALIAS]),
-          session: raw[HOLDER_ALIAS] === null ? null : String(raw[HOLDER_ALIAS]),
-        },
-      };
-    return { ...row, inWork, holder: { kind: "rowLock", session: null } };
-  };
+    transaction: boolean,
+  ): Promise<QueryResultLike> =>
+    onConnection(
+      session,
+      (connection) =>
+        connection.query({
+          text: stmt.text,
+          values: statementValues(stmt, { ...advisoryKeyValues(table), ...values }),
+        }),
+      {
+        transaction,
+        fail: (error) =>
+          normalizeError(error, { table: table.name, form: table.form, statement: stmt.purpose }),
+      },
+    );
+  const stored = (table: TableDefinition, raw: Record<string, unknown>): StoredRow =>
+    storedRowOf(table, claimedRowOf(table, raw, false), raw[IN_WORK_ALIAS] === true, {
+      key: raw[KEY_ALIAS],
+      session: raw[HOLDER_ALIAS],
+    });
   return {
     features: { holderSessions: true, pruneLock: "pg_try_advisory_xact_lock, held in an open transaction" },
     async act(table, action): Promise<DriverRowActionResult> {
       const by = "ids" in action.selection ? "ids" : "keys";
       const stmt = rowActionSql(table, action.kind, action.scope, by, action.deadGroup);
-      const rows = await run(
+      const { rows } = await run(
         table,
         stmt,
         {
@@ -84,16 +77,10 @@ export function postgresOperations(pool: PoolLike): OperationsDriver {
         },
         true,
       );
-      const changed: RowId[] = [];
-      const inWork: RowId[] = [];
-      const keys = new Set<string>();
-      for (const row of rows) {
-        const id = row.rc_id as RowId;
-        if (row.rc_changed === true) changed.push(id);
-        else inWork.push(id);
-        if (typeof row.rc_key === "string") keys.add(row.rc_key);
-      }
-      return by === "keys" ? { changed, inWork, keys: [...keys] } : { changed, inWork };
+      return rowActionResultOf(
+        rows.map((row) => ({ id: row.rc_id as RowId, changed: row.rc_changed === true, key: row.rc_key })),
+        by === "keys",
+      );
     },
     async redrive(table, batch) {
       const withIds = batch.ids !== undefined;
@@ -102,43 +89,24 @@ export function postgresOperations(pool: PoolLike): OperationsDriver {
         "group" in batch.from
           ? redriveGroupSql(table, withIds, withText)
           : redriveTableSql(table, batch.from.table, withIds, withText);
-      const connection = await HeldConnection.acquire(pool);
-      try {
-        await connection.text("BEGIN");
-        const result = await connection.query({
-          text: stmt.text,
-          values: statementValues(stmt, {
-            from: "group" in batch.from ? batch.from.group : null,
-            ids: batch.ids ?? null,
-            text: batch.text ?? null,
-            group: batch.group,
-            limit: batch.limit,
-            now: batch.now,
-          }),
-        });
-        await connection.text("COMMIT");
-        return result.rowCount ?? 0;
-      } catch (error) {
-        await connection.text("ROLLBACK").catch(() => undefined);
-        throw normalizeError(error, { table: table.name, form: table.form, statement: stmt.purpose });
-      } finally {
-        connection.release();
-      }
+      const result = await run(
+        table,
+        stmt,
+        {
+          from: "group" in batch.from ? batch.from.group : null,
+          ids: batch.ids ?? null,
+          text: batch.text ?? null,
+          group: batch.group,
+          limit: batch.limit,
+          now: batch.now,
+        },
+        true,
+      );
+      return result.rowCount ?? 0;
     },
     async prune(table, batch) {
-      const stmt = pruneSql(table);
-      const connection = await HeldConnection.acquire(pool);
-      try {
-        const result = await connection.query({
-          text: stmt.text,
-          values: statementValues(stmt, { before: batch.before, limit: batch.limit }),
-        });
-        return result.rowCount ?? 0;
-      } catch (error) {
-        throw normalizeError(error, { table: table.name, form: table.form, statement: stmt.purpose });
-      } finally {
-        connection.release();
-      }
+      const result = await run(table, pruneSql(table), { before: batch.before, limit: batch.limit }, false);
+      return result.rowCount ?? 0;
     },
     async lockPrune(table): Promise<PruneLock | null> {
       const connection = await HeldConnection.acquire(pool);
@@ -172,7 +140,7 @@ export function postgresOperations(pool: PoolLike): OperationsDriver {
         deadGroup: query.deadGroup,
         after: query.after !== undefined,
       });
-      const rows = await run(
+      const { rows } = await run(
         table,
         stmt,
         {
@@ -191,7 +159,7 @@ export function postgresOperations(pool: PoolLike): OperationsDriver {
     },
     async count(table, query) {
       const stmt = countSql(table, { state: query.state, filter: query.filter, deadGroup: query.deadGroup });
-      const rows = await run(
+      const { rows } = await run(
         table,
         stmt,
         {
@@ -208,13 +176,9 @@ export function postgresOperations(pool: PoolLike): OperationsDriver {
       return Number(rows[0]?.rc_count ?? 0);
     },
     async detail(table, id, now) {
-      const rows = await run(table, detailSql(table), { id, now }, false);
+      const { rows } = await run(table, detailSql(table), { id, now }, false);
       const raw = rows[0];
       return raw === undefined ? undefined : stored(table, raw);
     },
   };
-}
-
-function asDate(value: unknown): Date {
-  return value instanceof Date ? value : new Date(String(value));
 }

@@ -5,18 +5,19 @@
  *
  * @module
  */
-import type { InWorkHolder, InWorkRow, RowId, TableDefinition } from "@rowclaim/core";
-import type { InWorkQuery, QueueStatusReader, StatusQuery, TableCounts } from "@rowclaim/core/driver";
-import { groupCountsOf } from "@rowclaim/core/driver";
+import type { InWorkRow, TableDefinition } from "@rowclaim/core";
+import {
+  groupCountsOf,
+  groupFilterOf,
+  type InWorkQuery,
+  inWorkRowOf,
+  type QueueStatusReader,
+  type StatusQuery,
+  type TableCounts,
+} from "@rowclaim/core/driver";
 import { normalizeError } from "./normalize-error.js";
 import type { QueryableLike } from "./pool-like.js";
-import {
-  type GroupFilter,
-  inWorkListSql,
-  type StatusStatement,
-  statusCountSql,
-  statusKeyValues,
-} from "./status-sql.js";
+import { inWorkListSql, type StatusStatement, statusCountSql, statusKeyValues } from "./status-sql.js";
 
 /** The status reader over `pool`. */
 export function postgresStatusReader(pool: QueryableLike): QueueStatusReader {
@@ -55,31 +56,22 @@ export function postgresStatusReader(pool: QueryableLike): QueueStatusReader {
       return { groups, inWorkScope: "database" };
     },
     async listInWork(table: TableDefinition, query: InWorkQuery): Promise<readonly InWorkRow[]> {
-      const filter: GroupFilter =
-        query.group === undefined || table.columns.group === undefined
-          ? "all"
-          : query.group === null
-            ? "none"
-            : "named";
+      const filter = groupFilterOf(table, query.group);
       const rows = await run(table, inWorkListSql(table, filter), {
         now: query.now,
         limit: query.limit,
         group: query.group ?? null,
       });
-      return rows.map((row): InWorkRow => {
-        const holder: { -readonly [K in keyof InWorkHolder]: InWorkHolder[K] } = { form: table.form };
-        if (row.pid !== null && row.pid !== undefined) holder.session = String(row.pid);
-        if (row.locked_until instanceof Date) holder.lockedUntil = row.locked_until;
-        if (typeof row.rkey === "string") holder.key = row.rkey;
-        const entry: InWorkRow = {
-          id: row.id as RowId,
-          group: row.grp === null || row.grp === undefined ? null : String(row.grp),
-          holder,
-        };
-        return row.attempt === null || row.attempt === undefined
-          ? entry
-          : { ...entry, attempt: Number(row.attempt) };
-      });
+      return rows.map((row) =>
+        inWorkRowOf(table, {
+          id: row.id,
+          grp: row.grp,
+          attempt: row.attempt,
+          session: row.pid,
+          lockedUntil: row.locked_until instanceof Date ? row.locked_until : null,
+          key: typeof row.rkey === "string" ? row.rkey : null,
+        }),
+      );
     },
   };
 }

@@ -8,18 +8,19 @@
 import type { RowId, TableDefinition } from "@rowclaim/core";
 import {
   type LedgerSchedule,
+  ledgerSchedulesOf,
   ledgerTick,
   missingLedgerError,
+  onConnection,
   type PublishRow,
   perLedgerSchema,
   type ScheduleLedger,
 } from "@rowclaim/core/driver";
-import { HeldConnection } from "./connection.js";
+import { heldSession } from "./held-session.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
 import type { Publisher } from "./publish.js";
 import { ledgerRef, scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
-import { beginSql, commitSql, rollbackSql } from "./sql.js";
 
 /** Makes the ledger of a driver on `pool`, whose queue rows `publisher` inserts. */
 export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): ScheduleLedger {
@@ -27,6 +28,7 @@ export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): Sc
     throw normalizeError(error, { table: table.name, form: "schedule", statement });
   };
   const statementsFor = perLedgerSchema(scheduleLedgerSql);
+  const session = heldSession(pool);
   return {
     async check(table) {
       const result = await pool
@@ -44,23 +46,24 @@ export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): Sc
     },
     async publishTick(table, name, tick, row: PublishRow): Promise<RowId | null> {
       const sql = statementsFor(table);
-      const connection = await HeldConnection.acquire(pool).catch(fail(table, "publishing a tick"));
-      try {
-        await connection.text(beginSql(undefined));
-        const recorded = await connection.query({
-          text: sql.recordTick,
-          values: [table.name, name, tick.getTime()],
-        });
-        let id: RowId | null = null;
-        if (recorded.rowCount === 1) id = (await publisher.publish(table, [row], connection))[0] ?? null;
-        await connection.text(commitSql);
-        return id;
-      } catch (error) {
-        await connection.text(rollbackSql).catch(() => undefined);
-        throw normalizeError(error, { table: table.name, form: "schedule", statement: "publishing a tick" });
-      } finally {
-        connection.release();
-      }
+      const acquire = () => session.acquire().catch(fail(table, "publishing a tick"));
+      return onConnection(
+        { ...session, acquire },
+        async (connection) => {
+          const recorded = await connection.query({
+            text: sql.recordTick,
+            values: [table.name, name, tick.getTime()],
+          });
+          return recorded.rowCount === 1
+            ? ((await publisher.publish(table, [row], connection))[0] ?? null)
+            : null;
+        },
+        {
+          transaction: true,
+          fail: (error) =>
+            normalizeError(error, { table: table.name, form: "schedule", statement: "publishing a tick" }),
+        },
+      );
     },
     async prune(table, name, before) {
       await pool
@@ -71,11 +74,7 @@ export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): Sc
       const result = await pool
         .query({ text: statementsFor(table).list, values: [table.name] })
         .catch(fail(table, "listing schedules"));
-      return result.rows.map((found) => ({
-        name: String(found.schedule_name),
-        lastTick: ledgerTick(found.last_tick_ms) as Date,
-        ticks: Number(found.ticks),
-      }));
+      return ledgerSchedulesOf(result.rows);
     },
     schemaSql: scheduleLedgerSchemaSql,
   };

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { SCHEDULE_LEDGER_TABLE } from "@rowclaim/core/driver";
+import { SCHEDULE_LEDGER_TABLE, type ScheduleLedgerStatements } from "@rowclaim/core/driver";
 import { quoteIdent } from "./sql.js";
 
 /** The ledger table's reference in `schema` (or the search path's when `undefined`). */
@@ -27,21 +27,7 @@ export function scheduleLedgerSchemaSql(schema: string | undefined): string {
 `;
 }
 
-/** The statements of one ledger (`$1` table name, `$2` schedule name, `$3` tick in epoch milliseconds). */
-export interface ScheduleLedgerStatements {
-  /** Whether the ledger exists: one row, `present` boolean (`$1` the reference text). */
-  readonly exists: string;
-  /** Records a tick; affects one row when it was not recorded yet. */
-  readonly recordTick: string;
-  /** One row: `tick_ms`, the schedule's latest tick (NULL when none). */
-  readonly lastTick: string;
-  /** Deletes the schedule's ticks before `$3`, keeping its latest. */
-  readonly prune: string;
-  /** `schedule_name`, `last_tick_ms`, `ticks` of every schedule of the table (`$1`). */
-  readonly list: string;
-}
-
-/** The ledger's statements in `schema`. */
+/** The ledger's statements in `schema` (`$1` table name, `$2` schedule name, `$3` tick in epoch milliseconds; `exists`: `$1` the reference text, a `present` boolean). */
 export function scheduleLedgerSql(schema: string | undefined): ScheduleLedgerStatements {
   const ref = ledgerRef(schema);
   const own = `"table_name" = $1 AND "schedule_name" = $2`;

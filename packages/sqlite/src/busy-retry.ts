@@ -6,8 +6,10 @@
  *
  * @module
  */
+
+import type { ErrorContext } from "@rowclaim/core/driver";
 import type { SqliteDatabase } from "./database.js";
-import { isBusyError } from "./normalize-error.js";
+import { isBusyError, normalizeError } from "./normalize-error.js";
 
 /** How contention is retried. */
 export interface BusyRetryOptions {
@@ -84,6 +86,21 @@ export function retryBusy<T>(
       }
     }
   })();
+}
+
+/** {@link retryBusy}, with the failure turned into the driver's error for `context` (the table and what the driver was doing). */
+export async function retryBusyAs<T>(
+  db: SqliteDatabase,
+  policy: BusyRetryPolicy,
+  context: ErrorContext,
+  operation: () => T,
+  foreignTransaction: "wait" | "join" = "wait",
+): Promise<T> {
+  try {
+    return await retryBusy(db, policy, operation, foreignTransaction);
+  } catch (error) {
+    throw normalizeError(error, context);
+  }
 }
 
 function sleep(ms: number): Promise<void> {

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { ControlRow, ControlStore, RateTake } from "@rowclaim/core/driver";
-import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
+import { type ControlRow, type ControlStore, controlRowOf, type RateTake } from "@rowclaim/core/driver";
+import { type BusyRetryPolicy, retryBusyAs } from "./busy-retry.js";
 import {
   controlsPresentSql,
   controlsReadSql,
@@ -17,10 +17,6 @@ import {
   controlsTakeRateSql,
 } from "./controls-sql.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
-import { normalizeError } from "./normalize-error.js";
-
-const nullableNumber = (value: unknown): number | null =>
-  value === null || value === undefined ? null : Number(value);
 
 /** The control table's prepared statements. */
 interface ControlStatements {
@@ -42,12 +38,8 @@ export class SqliteControlStore implements ControlStore {
     this.#busy = busy;
   }
 
-  async #run<T>(table: string, what: string, work: () => T): Promise<T> {
-    try {
-      return await retryBusy(this.#db, this.#busy, work);
-    } catch (error) {
-      throw normalizeError(error, { table, operation: `control table ${what}` });
-    }
+  #run<T>(table: string, what: string, work: () => T): Promise<T> {
+    return retryBusyAs(this.#db, this.#busy, { table, operation: `control table ${what}` }, work);
   }
 
   /** The statements, prepared where the control table exists; `undefined` where it does not. */
@@ -78,14 +70,7 @@ export class SqliteControlStore implements ControlStore {
 
   async read(table: string): Promise<readonly ControlRow[]> {
     const rows = await this.#run(table, "read", () => this.#prepared()?.read.all({ table }) ?? []);
-    return (rows as Record<string, unknown>[]).map((row) => ({
-      scope: String(row.scope),
-      paused: Number(row.paused) === 1,
-      rateWindow: nullableNumber(row.rate_window),
-      rateCount: Number(row.rate_count ?? 0),
-      rateLimit: nullableNumber(row.rate_limit),
-      rateIntervalMs: nullableNumber(row.rate_interval_ms),
-    }));
+    return (rows as Record<string, unknown>[]).map(controlRowOf);
   }
 
   async takeRate(table: string, scope: string, take: RateTake): Promise<number> {

@@ -8,13 +8,20 @@
  * @module
  */
 import { type RowId, type TableDefinition, UnsupportedFormError } from "@rowclaim/core";
-import type { DriverRowActionResult, OperationsDriver, StoredRow } from "@rowclaim/core/driver";
+import {
+  type DriverRowActionResult,
+  type DriverRowCount,
+  type DriverRowQuery,
+  type OperationsDriver,
+  rowActionResultOf,
+  type StoredRow,
+  storedRowOf,
+} from "@rowclaim/core/driver";
 import { advisoryOwnedElsewhere } from "./advisory-owner.js";
-import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
+import { type BusyRetryPolicy, retryBusyAs } from "./busy-retry.js";
 import { claimedRowOf } from "./claimed-row.js";
 import type { SqliteDatabase } from "./database.js";
 import { heldKeys } from "./keys.js";
-import { normalizeError } from "./normalize-error.js";
 import {
   actionChangeSql,
   actionScopeSql,
@@ -32,13 +39,8 @@ import { inTransaction } from "./transaction.js";
 
 /** Builds the operations capability over `db`. */
 export function sqliteOperations(db: SqliteDatabase, busy: BusyRetryPolicy): OperationsDriver {
-  const guarded = async <T>(table: TableDefinition, doing: string, work: () => T): Promise<T> => {
-    try {
-      return await retryBusy(db, busy, work);
-    } catch (error) {
-      throw normalizeError(error, { table: table.name, operation: doing });
-    }
-  };
+  const guarded = <T>(table: TableDefinition, operation: string, work: () => T): Promise<T> =>
+    retryBusyAs(db, busy, { table: table.name, operation }, work);
   const common = (table: TableDefinition, now: Date): Record<string, unknown> => ({
     ...advisoryKeySql(table).literals,
     now: now.getTime(),
@@ -55,18 +57,20 @@ export function sqliteOperations(db: SqliteDatabase, busy: BusyRetryPolicy): Ope
   const stored = (table: TableDefinition, raw: Record<string, unknown>): StoredRow => {
     const values: Record<string, unknown> = {};
     for (const column of table.allColumns) values[column] = raw[column];
-    const row = claimedRowOf(table, values, false);
-    const inWork = Number(raw.rc_in_work) === 1;
-    if (!inWork) return { ...row, inWork };
-    const until = table.columns.lockedUntil;
-    if (table.form === "lease" && until !== undefined)
-      return { ...row, inWork, holder: { kind: "lease", until: new Date(Number(raw[until])) } };
-    return {
-      ...row,
-      inWork,
-      holder: { kind: "advisoryKey", key: String(raw.rc_akey), session: "this process" },
-    };
+    return storedRowOf(table, claimedRowOf(table, values, false), Number(raw.rc_in_work) === 1, {
+      key: raw.rc_akey,
+      session: "this process",
+    });
   };
+  /** The parameters of a list or count: the filter's, the dead-letter group's and the common ones. */
+  const filterValues = (table: TableDefinition, query: DriverRowCount | DriverRowQuery) => ({
+    ...common(table, query.now),
+    ids: JSON.stringify((query.filter.ids ?? []).map(bindable)),
+    keys: JSON.stringify(query.filter.keys ?? []),
+    text: query.filter.text ?? null,
+    group: query.filter.group ?? null,
+    deadGroup: query.deadGroup,
+  });
   return {
     features: {
       holderSessions: false,
@@ -86,20 +90,20 @@ export function sqliteOperations(db: SqliteDatabase, busy: BusyRetryPolicy): Ope
           const asked = db
             .prepare(actionScopeSql(table, by, action.scope, action.deadGroup))
             .all(params) as Record<string, unknown>[];
-          const changed: RowId[] = [];
-          const inWork: RowId[] = [];
-          for (const row of asked) (Number(row.rc_in_work) === 1 ? inWork : changed).push(row.rc_id as RowId);
-          if (changed.length > 0)
+          const result = rowActionResultOf(
+            asked.map((row) => ({
+              id: row.rc_id as RowId,
+              changed: Number(row.rc_in_work) !== 1,
+              key: row.rc_key,
+            })),
+            by === "keys",
+          );
+          if (result.changed.length > 0)
             db.prepare(actionChangeSql(table, action.kind)).run({
-              ids: JSON.stringify(changed.map(bindable)),
+              ids: JSON.stringify(result.changed.map(bindable)),
               now: action.now.getTime(),
             });
-          const result: DriverRowActionResult = { changed, inWork };
-          if (by === "ids") return result;
-          return {
-            ...result,
-            keys: [...new Set(asked.flatMap((row) => (typeof row.rc_key === "string" ? [row.rc_key] : [])))],
-          };
+          return result;
         });
       });
     },
@@ -151,12 +155,7 @@ export function sqliteOperations(db: SqliteDatabase, busy: BusyRetryPolicy): Ope
           after: query.after !== undefined,
         });
         const rows = db.prepare(sql).all({
-          ...common(table, query.now),
-          ids: JSON.stringify((query.filter.ids ?? []).map(bindable)),
-          keys: JSON.stringify(query.filter.keys ?? []),
-          text: query.filter.text ?? null,
-          group: query.filter.group ?? null,
-          deadGroup: query.deadGroup,
+          ...filterValues(table, query),
           after: query.after === undefined ? null : bindable(query.after),
           limit: query.limit,
         }) as Record<string, unknown>[];
@@ -167,12 +166,7 @@ export function sqliteOperations(db: SqliteDatabase, busy: BusyRetryPolicy): Ope
       return guarded(table, "operations count", () => {
         const sql = countSql(table, { state: query.state, filter: query.filter, deadGroup: query.deadGroup });
         const row = db.prepare(sql).get({
-          ...common(table, query.now),
-          ids: JSON.stringify((query.filter.ids ?? []).map(bindable)),
-          keys: JSON.stringify(query.filter.keys ?? []),
-          text: query.filter.text ?? null,
-          group: query.filter.group ?? null,
-          deadGroup: query.deadGroup,
+          ...filterValues(table, query),
           cap: query.cap,
         }) as { rc_count?: unknown } | undefined;
         return Number(row?.rc_count ?? 0);

@@ -6,9 +6,17 @@
  *
  * @module
  */
-import type { InWorkHolder, InWorkRow, RowId, TableDefinition } from "@rowclaim/core";
-import type { InWorkQuery, QueueStatusReader, StatusQuery, TableCounts } from "@rowclaim/core/driver";
-import { groupCountsOf } from "@rowclaim/core/driver";
+import type { InWorkRow, TableDefinition } from "@rowclaim/core";
+import {
+  firstRowPerKey,
+  groupCountsOf,
+  groupFilterOf,
+  type InWorkQuery,
+  inWorkRowOf,
+  type QueueStatusReader,
+  type StatusQuery,
+  type TableCounts,
+} from "@rowclaim/core/driver";
 import type { SqliteDatabase } from "./database.js";
 import { heldKeys } from "./keys.js";
 import { normalizeError } from "./normalize-error.js";
@@ -44,32 +52,18 @@ export function sqliteStatusReader(db: SqliteDatabase): QueueStatusReader {
     if (filter === "named") values.group = group;
     if (table.form === "advisory") values.held = JSON.stringify([...heldKeys(db)]);
     const found = all(table, inWorkCandidatesSql(table, filter), values);
-    const keys = new Set<string>();
-    const rows: InWorkRow[] = [];
-    for (const row of found.slice(0, limit)) {
-      const holder: { -readonly [K in keyof InWorkHolder]: InWorkHolder[K] } = { form: table.form };
-      if (table.form === "advisory") {
-        const key = String(row.rkey);
-        if (keys.has(key)) continue;
-        keys.add(key);
-        holder.key = key;
-        holder.session = "this process";
-      } else if (typeof row.locked_until === "number") holder.lockedUntil = new Date(row.locked_until);
-      const entry: InWorkRow = {
-        id: row.id as RowId,
-        group: row.grp === null || row.grp === undefined ? null : String(row.grp),
-        holder,
-      };
-      rows.push(
-        row.attempt === null || row.attempt === undefined
-          ? entry
-          : { ...entry, attempt: Number(row.attempt) },
-      );
-    }
-    return { rows, capped: found.length > limit };
+    const rows = found.slice(0, limit).map((row) =>
+      inWorkRowOf(table, {
+        id: row.id,
+        grp: row.grp,
+        attempt: row.attempt,
+        ...(table.form === "advisory"
+          ? { key: String(row.rkey), session: "this process" }
+          : { lockedUntil: typeof row.locked_until === "number" ? new Date(row.locked_until) : null }),
+      }),
+    );
+    return { rows: table.form === "advisory" ? firstRowPerKey(rows) : rows, capped: found.length > limit };
   };
-  const filterOf = (table: TableDefinition, group: string | null | undefined): GroupFilter =>
-    group === undefined || table.columns.group === undefined ? "all" : group === null ? "none" : "named";
   return {
     async countGroups(table: TableDefinition, query: StatusQuery): Promise<TableCounts> {
       const { now, cap, deadGroup } = query;
@@ -90,7 +84,7 @@ export function sqliteStatusReader(db: SqliteDatabase): QueueStatusReader {
         : { groups, inWorkScope: "database" };
     },
     async listInWork(table: TableDefinition, query: InWorkQuery): Promise<readonly InWorkRow[]> {
-      const filter = filterOf(table, query.group);
+      const filter = groupFilterOf(table, query.group);
       return findInWork(table, filter, query.group ?? null, query.now, query.limit).rows;
     },
   };

@@ -9,6 +9,7 @@
 import type { RowId, TableDefinition } from "@rowclaim/core";
 import {
   type LedgerSchedule,
+  ledgerSchedulesOf,
   ledgerTick,
   missingLedgerError,
   type PublishRow,
@@ -16,9 +17,8 @@ import {
   SCHEDULE_LEDGER_TABLE,
   type ScheduleLedger,
 } from "@rowclaim/core/driver";
-import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
+import { type BusyRetryPolicy, retryBusyAs } from "./busy-retry.js";
 import type { SqliteDatabase } from "./database.js";
-import { normalizeError } from "./normalize-error.js";
 import { TablePublisher } from "./publish.js";
 import { scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
 import { inTransaction } from "./transaction.js";
@@ -34,13 +34,8 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
     }
     return publisher;
   };
-  const guarded = async <T>(table: TableDefinition, operation: string, work: () => T): Promise<T> => {
-    try {
-      return await retryBusy(db, busy, work);
-    } catch (error) {
-      throw normalizeError(error, { table: table.name, operation });
-    }
-  };
+  const guarded = <T>(table: TableDefinition, operation: string, work: () => T): Promise<T> =>
+    retryBusyAs(db, busy, { table: table.name, operation }, work);
   const statementsFor = perLedgerSchema(scheduleLedgerSql);
   return {
     async check(table) {
@@ -82,11 +77,7 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
       const rows = (await guarded(table, "listing schedules", () =>
         db.prepare(statementsFor(table).list).all({ table: table.name }),
       )) as Record<string, unknown>[];
-      return rows.map((found) => ({
-        name: String(found.schedule_name),
-        lastTick: ledgerTick(found.last_tick_ms) as Date,
-        ticks: Number(found.ticks),
-      }));
+      return ledgerSchedulesOf(rows);
     },
     schemaSql: scheduleLedgerSchemaSql,
   };

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { SCHEDULE_LEDGER_TABLE } from "@rowclaim/core/driver";
+import { SCHEDULE_LEDGER_TABLE, type ScheduleLedgerStatements } from "@rowclaim/core/driver";
 import { qualifiedTable } from "./sql.js";
 
 /** The ledger table's reference in attached database `schema` (SQLite's search order when `undefined`). */
@@ -26,21 +26,10 @@ export function scheduleLedgerSchemaSql(schema: string | undefined): string {
 `;
 }
 
-/** The statements of one ledger (parameters `@table`, `@schedule`, `@tick` in epoch milliseconds). */
-export interface ScheduleLedgerStatements {
-  /** One row when the ledger exists (parameters `@ledger`, its name, and `@schema`, or NULL). */
-  readonly exists: string;
-  /** Records a tick; changes one row when it was not recorded yet. */
-  readonly recordTick: string;
-  /** One row: `tick_ms`, the schedule's latest tick (NULL when none). */
-  readonly lastTick: string;
-  /** Deletes the schedule's ticks before `@tick`, keeping its latest. */
-  readonly prune: string;
-  /** `schedule_name`, `last_tick_ms`, `ticks` of every schedule of the table. */
-  readonly list: string;
-}
-
-/** The ledger's statements in `schema`. */
+/**
+ * The ledger's statements in `schema` (parameters `@table`, `@schedule`, `@tick` in epoch
+ * milliseconds; `exists`: `@ledger`, its name, and `@schema`, or NULL, one row when it exists).
+ */
 export function scheduleLedgerSql(schema: string | undefined): ScheduleLedgerStatements {
   const ref = ledgerRef(schema);
   const own = `"table_name" = @table AND "schedule_name" = @schedule`;

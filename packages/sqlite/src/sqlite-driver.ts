@@ -32,7 +32,7 @@ import {
 } from "@rowclaim/core/driver";
 import Database from "better-sqlite3";
 import { SqliteAdvisoryClaimer } from "./advisory.js";
-import { type BusyRetryOptions, type BusyRetryPolicy, busyRetryPolicy, retryBusy } from "./busy-retry.js";
+import { type BusyRetryOptions, type BusyRetryPolicy, busyRetryPolicy, retryBusyAs } from "./busy-retry.js";
 import { SqliteControlStore } from "./controls.js";
 import type { SqliteDatabase } from "./database.js";
 import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
@@ -295,11 +295,7 @@ export class SqliteDriver implements Driver {
       }
     }
     const target = publisher;
-    try {
-      return await retryBusy(this.database, this.#busy, () => target.publish(this.database, rows), "join");
-    } catch (error) {
-      throw normalizeError(error, context);
-    }
+    return retryBusyAs(this.database, this.#busy, context, () => target.publish(this.database, rows), "join");
   }
 
   /**
@@ -317,16 +313,13 @@ export class SqliteDriver implements Driver {
         table: table.name,
       });
     }
-    try {
-      return await retryBusy(
-        this.database,
-        this.#busy,
-        () => publishUniqueRows(this.database, table, rows),
-        "join",
-      );
-    } catch (error) {
-      throw normalizeError(error, { table: table.name, operation: "unique publish" });
-    }
+    return retryBusyAs(
+      this.database,
+      this.#busy,
+      { table: table.name, operation: "unique publish" },
+      () => publishUniqueRows(this.database, table, rows),
+      "join",
+    );
   }
 
   /** The recommended `CREATE TABLE` and claim-order index for `table` (times as INTEGER epoch milliseconds). */
