@@ -67,7 +67,7 @@ export class LeaseRuntime implements FormRuntime {
   readonly #skew: ClockSkewMonitor | undefined;
   #extending = false;
   /** Where acks wait to go together, or with the next claim; `undefined`: each goes alone at once. */
-  readonly #acks: AckCarrier<PendingAck> | undefined;
+  readonly #acks: AckCarrier<LeaseHold> | undefined;
   /** The claimer where it carries acks with a claim. */
   readonly #carrying: Offering<LeaseClaimer, "claimWithAcks"> | undefined;
   /** The claimer where it runs transactional handlers. */
@@ -96,7 +96,7 @@ export class LeaseRuntime implements FormRuntime {
     this.#acks =
       this.#carrying === undefined && claimer.settleMany === undefined
         ? undefined
-        : new AckCarrier<PendingAck>({
+        : new AckCarrier<LeaseHold>({
             carried: this.#carrying !== undefined,
             oneAtATime: true,
             take: nextAcks,
@@ -173,20 +173,21 @@ export class LeaseRuntime implements FormRuntime {
     this.#held.delete(hold);
   }
 
-  /**
-   * @internal settles one hold with its current token: an ack goes by the carrier (see the
-   * module's notes), anything else on its own.
-   */
-  settleHold(hold: LeaseHold, settlement: Settlement): Promise<void> {
-    const acks = this.#acks;
-    if (acks === undefined || !isAckSettlement(settlement)) return this.#settleAlone(hold, settlement);
-    return new Promise<void>((resolve, reject) => {
-      acks.add({ hold, settlement, resolve, reject });
-    });
+  /** @internal whether acks go by the carrier (see the module's notes); else each goes on its own. */
+  get carriesAcks(): boolean {
+    return this.#acks !== undefined;
   }
 
-  /** One settlement on its own; sent again should the hold have adopted a new token meanwhile. */
-  async #settleAlone(hold: LeaseHold, settlement: Settlement): Promise<void> {
+  /**
+   * @internal sends the ack `hold` holds by the carrier (see the module's notes); the hold's
+   * {@link LeaseHold.acked} or {@link LeaseHold.ackFailed} answers it.
+   */
+  ack(hold: LeaseHold): void {
+    this.#acks?.add(hold);
+  }
+
+  /** @internal one settlement on its own; sent again should the hold have adopted a new token meanwhile. */
+  async settleAlone(hold: LeaseHold, settlement: Settlement): Promise<void> {
     for (;;) {
       const sent = hold.token;
       try {
@@ -202,12 +203,12 @@ export class LeaseRuntime implements FormRuntime {
 
   /** A claim that carries `acks` (`claimWithAcks`): one transaction for both (a failure: see `AckCarrier.claim`). */
   async #claimWithAcks(
-    acks: NonEmpty<PendingAck>,
+    acks: NonEmpty<LeaseHold>,
     request: LeaseClaimRequest,
   ): Promise<readonly Claimed<LeaseToken>[]> {
     const claimer = this.#carrying;
     if (claimer === undefined) return this.#claimer.claim(request);
-    const sent = acks.map(({ hold }) => hold.token);
+    const sent = acks.map((hold) => hold.token);
     const result = await this.#inFlight(claimer.claimWithAcks(heldOf(acks, sent), request));
     // Not awaited: the claim's own rows are handed out first (an ack may wait for that).
     void this.#answer(acks, result.settled, sent);
@@ -219,18 +220,15 @@ export class LeaseRuntime implements FormRuntime {
    * else one `settle` each; never throws. A `settleMany` that fails changed no row: each ack then
    * goes on its own, so that a row the database refuses fails alone and the others settle.
    */
-  async #settleAcks(acks: NonEmpty<PendingAck>): Promise<void> {
+  async #settleAcks(acks: NonEmpty<LeaseHold>): Promise<void> {
     const claimer = this.#claimer;
-    if (acks.length === 1 || !offers(claimer, "settleMany")) {
-      await Promise.all(
-        acks.map(({ hold, settlement, resolve, reject }) =>
-          this.#settleAlone(hold, settlement).then(resolve, reject),
-        ),
-      );
+    if (acks.length === 1) return this.#settleAck(acks[0]);
+    if (!offers(claimer, "settleMany")) {
+      await Promise.all(acks.map((hold) => this.#settleAck(hold)));
       return;
     }
     let settled: readonly boolean[];
-    const sent = acks.map(({ hold }) => hold.token);
+    const sent = acks.map((hold) => hold.token);
     try {
       settled = await claimer.settleMany(heldOf(acks, sent));
     } catch {
@@ -240,20 +238,37 @@ export class LeaseRuntime implements FormRuntime {
     await this.#answer(acks, settled, sent);
   }
 
+  /** One ack on its own (`settle`), answered. */
+  async #settleAck(hold: LeaseHold): Promise<void> {
+    try {
+      await this.settleAlone(hold, ackOf(hold));
+    } catch (error) {
+      hold.ackFailed(error);
+      return;
+    }
+    hold.acked();
+  }
+
   /**
    * Resolves each ack the database settled; fails the others with `LEASE_LOST`, but for a hold
    * that adopted a new token since its ack was `sent`: that ack waits to go again.
    */
   async #answer(
-    acks: readonly PendingAck[],
+    acks: readonly LeaseHold[],
     settled: readonly boolean[],
     sent: readonly LeaseToken[],
   ): Promise<void> {
-    if (settled.some((one) => one !== true)) await this.#claimsReturned();
-    acks.forEach((ack, index) => {
-      if (settled[index] === true) ack.resolve();
-      else if (ack.hold.token !== sent[index]) this.#acks?.add(ack);
-      else ack.reject(this.lost(ack.hold));
+    let all = true;
+    for (let index = 0; index < settled.length && all; index += 1) all = settled[index] === true;
+    if (all && settled.length === acks.length) {
+      for (let index = 0; index < acks.length; index += 1) (acks[index] as LeaseHold).acked();
+      return;
+    }
+    await this.#claimsReturned();
+    acks.forEach((hold, index) => {
+      if (settled[index] === true) hold.acked();
+      else if (hold.token !== sent[index]) this.#acks?.add(hold);
+      else hold.ackFailed(this.lost(hold));
     });
   }
 
@@ -342,14 +357,14 @@ export class LeaseRuntime implements FormRuntime {
  * this subscription while its stale ack waited: the two acks hold different tokens and must be
  * fenced one after the other, or a driver matching results by id would report both settled.
  */
-function nextAcks(waiting: PendingAck[]): PendingAck[] {
+function nextAcks(waiting: LeaseHold[]): LeaseHold[] {
   if (waiting.length === 1) return waiting.splice(0, 1);
   const ids = new Set<RowId>();
-  let later: PendingAck[] | undefined;
+  let later: LeaseHold[] | undefined;
   let taken = 0;
   for (let index = 0; index < waiting.length; index += 1) {
-    const ack = waiting[index] as PendingAck;
-    const id = ack.hold.row.id;
+    const ack = waiting[index] as LeaseHold;
+    const id = ack.row.id;
     if (taken >= MAX_COALESCED_SETTLEMENTS || ids.has(id)) {
       later ??= [];
       later.push(ack);
@@ -370,19 +385,18 @@ function nextAcks(waiting: PendingAck[]): PendingAck[] {
  * The acks of `acks` as the claimer takes them: each row with the token `sent` gives it (one
  * settlement for all, the latest ack's).
  */
-function heldOf(acks: NonEmpty<PendingAck>, sent: readonly LeaseToken[]): Acks<HeldLease> {
+function heldOf(acks: NonEmpty<LeaseHold>, sent: readonly LeaseToken[]): Acks<HeldLease> {
   return {
-    rows: acks.map(({ hold }, index) => ({ id: hold.row.id, token: sent[index] ?? hold.token })),
-    settlement: lastOf(acks).settlement,
+    rows: acks.map((hold, index) => ({ id: hold.row.id, token: sent[index] ?? hold.token })),
+    settlement: ackOf(lastOf(acks)),
   };
 }
 
-/** An ack waiting to be sent with others. */
-interface PendingAck {
-  readonly hold: LeaseHold;
-  readonly settlement: AckSettlement;
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
+/** The ack a hold in the carrier sends (set before it goes in). */
+function ackOf(hold: LeaseHold): AckSettlement {
+  const { ack } = hold;
+  if (ack === undefined) throw new TypeError("rowclaim: a lease hold waits to ack without an ack");
+  return ack;
 }
 
 class LeaseHold implements HeldRow {
@@ -398,6 +412,11 @@ class LeaseHold implements HeldRow {
   readonly row: ClaimedRow;
   /** The row's id as the runtime's maps key it. */
   readonly key: string;
+  /** The ack this hold sends by the runtime's carrier, once it settles by one. */
+  ack: AckSettlement | undefined;
+  /** Answer the promise `settle` returned for an ack. */
+  #acked: (() => void) | undefined;
+  #ackFailed: ((error: unknown) => void) | undefined;
 
   constructor(runtime: LeaseRuntime, row: ClaimedRow, token: LeaseToken, key: string) {
     this.#runtime = runtime;
@@ -432,21 +451,59 @@ class LeaseHold implements HeldRow {
     return true;
   }
 
-  async settle(settlement: Settlement): Promise<void> {
+  /**
+   * Settles the row with the hold's token once no extension including it runs: an ack goes by
+   * the runtime's carrier (no frame of this method waits for it: {@link LeaseHold.acked} and
+   * {@link LeaseHold.ackFailed} answer it), anything else on its own.
+   */
+  settle(settlement: Settlement): Promise<void> {
     this.settling = true;
+    return this.extension === undefined ? this.#send(settlement) : this.#sendAfterExtension(settlement);
+  }
+
+  async #sendAfterExtension(settlement: Settlement): Promise<void> {
+    await this.extension;
+    return this.#send(settlement);
+  }
+
+  #send(settlement: Settlement): Promise<void> {
+    const runtime = this.#runtime;
+    runtime.forget(this);
+    if (this.lostError !== undefined) return Promise.reject(this.#failed(this.lostError));
+    if (!runtime.carriesAcks || !isAckSettlement(settlement)) return this.#sendAlone(settlement);
+    return new Promise<void>((resolve, reject) => {
+      this.ack = settlement;
+      this.#acked = resolve;
+      this.#ackFailed = reject;
+      runtime.ack(this);
+    });
+  }
+
+  async #sendAlone(settlement: Settlement): Promise<void> {
     try {
-      if (this.extension !== undefined) await this.extension;
-      this.#runtime.forget(this);
-      if (this.lostError !== undefined) throw this.lostError;
-      await this.#runtime.settleHold(this, settlement);
+      await this.#runtime.settleAlone(this, settlement);
     } catch (error) {
-      if (BrokerError.is(error, "LEASE_LOST")) {
-        this.controller.abort(error);
-      }
-      throw error;
-    } finally {
-      this.#runtime.finished(this);
+      throw this.#failed(error);
     }
+    this.#runtime.finished(this);
+  }
+
+  /** The hold's settlement failed with `error`: a lost lease aborts the hold; the hold is finished. Returns `error`. */
+  #failed(error: unknown): unknown {
+    if (BrokerError.is(error, "LEASE_LOST")) this.controller.abort(error);
+    this.#runtime.finished(this);
+    return error;
+  }
+
+  /** @internal the ack sent by the carrier is committed. */
+  acked(): void {
+    this.#runtime.finished(this);
+    this.#acked?.();
+  }
+
+  /** @internal the ack sent by the carrier failed with `error`. */
+  ackFailed(error: unknown): void {
+    this.#ackFailed?.(this.#failed(error));
   }
 
   /**
@@ -513,7 +570,7 @@ class LeaseHold implements HeldRow {
     this.controller.abort(reason);
     if (this.lostError !== undefined) return;
     try {
-      await this.#runtime.settleHold(this, { kind: "release", runAt: null });
+      await this.#runtime.settleAlone(this, { kind: "release", runAt: null });
     } catch (error) {
       // Taken over meanwhile: the new owner has it, which is all giving back asks.
       if (!BrokerError.is(error, "LEASE_LOST")) throw error;

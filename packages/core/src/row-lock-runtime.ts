@@ -279,30 +279,41 @@ class BatchState {
     this.#throwIfRolledBack();
   }
 
-  async settle(row: ClaimedRow, settlement: Settlement): Promise<void> {
-    let ownFailure: unknown;
+  settle(row: ClaimedRow, settlement: Settlement): Promise<void> {
     // A row whose batch's ack statement failed before acks alone (see the module's notes).
-    const deferred = isAckSettlement(settlement) && !this.#suspects.has(row.id);
-    if (deferred && this.#queued === 0) {
-      // Nothing queued: the step below would run now, and an ack's part of it sends nothing. It
-      // runs here, without a step to queue (one fewer closure and promise for each ack).
-      if (!this.#ended) {
-        this.#acked.push(row);
-        this.#ack = settlement;
-        this.#unsettled -= 1;
-        if (this.#unsettled === 0) await this.#finish();
-      }
-      await this.#done;
-      if (this.#ackFailure !== undefined) throw this.#ackFailure;
-      this.#throwIfRolledBack();
-      return;
+    const deferred = isAckSettlement(settlement) && !this.#suspects.has(row.id) ? settlement : undefined;
+    // Nothing queued: the queued step would run now, and an ack's part of it sends nothing. It
+    // runs in a frame of its own, without a step to queue (no closure, nor its scope, for an ack).
+    if (deferred !== undefined && this.#queued === 0) return this.#ackNow(row, deferred);
+    return this.#settleQueued(row, settlement, deferred);
+  }
+
+  /** An ack while no step is queued: waits for the batch's end, which sends it. */
+  async #ackNow(row: ClaimedRow, settlement: AckSettlement): Promise<void> {
+    if (!this.#ended) {
+      this.#acked.push(row);
+      this.#ack = settlement;
+      this.#unsettled -= 1;
+      if (this.#unsettled === 0) await this.#finish();
     }
+    await this.#done;
+    if (this.#ackFailure !== undefined) throw this.#ackFailure;
+    this.#throwIfRolledBack();
+  }
+
+  /** A settlement queued after the batch's other steps; `deferred`: the ack it is, to go with the batch's end. */
+  async #settleQueued(
+    row: ClaimedRow,
+    settlement: Settlement,
+    deferred: AckSettlement | undefined,
+  ): Promise<void> {
+    let ownFailure: unknown;
     await this.#queue(async () => {
       if (this.#ended) return;
-      if (deferred) {
+      if (deferred !== undefined) {
         // Sent with the batch's other acks at its end (see the module's notes).
         this.#acked.push(row);
-        this.#ack = settlement;
+        this.#ack = deferred;
       } else {
         try {
           await this.#claimer.settle(this.#token, row, settlement);
@@ -317,7 +328,7 @@ class BatchState {
     });
     await this.#done;
     if (ownFailure !== undefined) throw ownFailure;
-    if (deferred && this.#ackFailure !== undefined) throw this.#ackFailure;
+    if (deferred !== undefined && this.#ackFailure !== undefined) throw this.#ackFailure;
     this.#throwIfRolledBack();
   }
 

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Delivery, Handler } from "./delivery.js";
+import type { Handler } from "./delivery.js";
 import type { DueWake } from "./due-wake.js";
 import {
   BrokerError,
@@ -18,12 +18,8 @@ import {
   UnsupportedFormError,
 } from "./errors.js";
 import type { BrokerEvents } from "./events.js";
-import {
-  deliverySignal,
-  deliveryTimeout,
-  HandlerDeadline,
-  type HandlerTimeoutSettings,
-} from "./handler-timeout.js";
+import { type DeliveryActions, HandlerDelivery } from "./handler-delivery.js";
+import { deliveryTimeout, HandlerDeadline, type HandlerTimeoutSettings } from "./handler-timeout.js";
 import type { HeldRow } from "./held-row.js";
 import type { BrokerLogger, Logger } from "./logger.js";
 import { ack, deadLetter, type Outcome, retryAfter } from "./outcomes.js";
@@ -88,14 +84,22 @@ export interface DeliveryShared {
   readonly stopped: AbortSignal;
 }
 
+/** The worker slot one delivery holds, from its start to its end. */
+export interface WorkerSlot {
+  /** Gives the slot back, so that the next row may start (the first call; later calls do nothing). */
+  free(): void;
+  /** The delivery is over: frees the slot where it was not, and the row leaves the rows in work. Called once, last. */
+  end(): void;
+}
+
 /** One delivery's state, from its claim to its settlement. */
 interface DeliveryRun {
   readonly hold: HeldRow;
   /** `performance.now()` at the delivery's start. */
   readonly started: number;
   readonly scope: DeliveryScope | undefined;
-  /** Gives the worker slot back (at most once; later calls do nothing). */
-  readonly free: () => void;
+  /** The worker slot the delivery holds: freed once its settlement is sent, ended when the delivery is over. */
+  readonly slot: WorkerSlot;
   /** When the handler started (`performance.now()`), once it did. */
   handlerStart: number | undefined;
   /** How long the handler ran: until it returned or settled the row itself, whichever came first. */
@@ -108,6 +112,8 @@ interface DeliveryRun {
   transacting: boolean;
   /** The payload as the schema returned it, or the error of a payload it refused. */
   invalid: InvalidArgumentError | undefined;
+  /** The settlement sent at once (see `#immediate`), if it was. */
+  sent: Settlement | undefined;
 }
 
 /**
@@ -142,6 +148,8 @@ export class DeliveryRunner<P, H> {
    */
   readonly #remembered = new RememberedSettlements();
   #warnedRetryAfter = false;
+  /** What every delivery's `settle` and `transaction` call (made once, not per delivery). */
+  readonly #actions: DeliveryActions<DeliveryRun>;
 
   constructor(args: {
     table: TableDefinition;
@@ -169,64 +177,83 @@ export class DeliveryRunner<P, H> {
     this.#dueWake = args.shared.dueWake;
     this.#stopped = args.shared.stopped;
     this.#now = args.now;
+    this.#actions = {
+      settle: (run, outcome) => this.#settleBy(run, outcome),
+      transaction: (run, body) => this.#transaction(run, body),
+    };
   }
 
   /**
-   * Runs one delivery of `hold` (claimed in `claimMs`); `free` gives its worker slot back once
-   * its settlement is sent. Never rejects: what fails is logged and reported.
+   * Runs one delivery of `hold` (claimed in `claimMs`) in `slot`: frees it once its settlement
+   * is sent, ends it when the delivery is over. Never rejects: what fails is logged and reported.
    */
-  async deliver(hold: HeldRow, claimMs: number, free: () => void): Promise<void> {
-    const run = this.#begin(hold, claimMs, free);
-    const { row } = hold;
-    let outcome = this.#outcomeWithoutHandler(row);
-    if (outcome === undefined) {
-      const schema = this.#table.payloadSchema;
-      const payload = schema === undefined ? row.payload : await this.#checkPayload(run, schema);
-      if (run.invalid !== undefined) {
-        this.#stats.failed += 1;
-        outcome = invalidPayloadOutcome(row.attempt, this.#settings);
-        this.#failed(hold, run.invalid, outcome, "its payload fails the table's payloadSchema", run.scope);
-      } else {
-        const deadline = this.#deadline(row);
-        const delivery = this.#delivery(run, payload as P, deadline);
-        run.handlerStart = performance.now();
-        try {
-          let result: Awaited<ReturnType<Handler<P, H>>>;
-          if (deadline === undefined) {
-            result = await this.#call(delivery, run.scope);
-          } else {
-            const ran = await this.#callWithin(delivery, run.scope, deadline);
-            if ("expired" in ran) {
-              await this.#expired(run, ran.expired);
-              return;
+  async deliver(hold: HeldRow, claimMs: number, slot: WorkerSlot): Promise<void> {
+    try {
+      const run = this.#begin(hold, claimMs, slot);
+      const { row } = hold;
+      let outcome = this.#outcomeWithoutHandler(row);
+      if (outcome === undefined) {
+        const schema = this.#table.payloadSchema;
+        const payload = schema === undefined ? row.payload : await this.#checkPayload(run, schema);
+        if (run.invalid !== undefined) {
+          this.#stats.failed += 1;
+          outcome = invalidPayloadOutcome(row.attempt, this.#settings);
+          this.#failed(hold, run.invalid, outcome, "its payload fails the table's payloadSchema", run.scope);
+        } else {
+          const deadline = this.#deadline(row);
+          const delivery = new HandlerDelivery<P, H, DeliveryRun>(
+            hold,
+            payload as P,
+            this.#table,
+            deadline,
+            run,
+            this.#actions,
+          );
+          run.handlerStart = performance.now();
+          try {
+            let result: Awaited<ReturnType<Handler<P, H>>>;
+            if (deadline === undefined) {
+              result = await this.#call(delivery, run.scope);
+            } else {
+              const ran = await this.#callWithin(delivery, run.scope, deadline);
+              if ("expired" in ran) {
+                await this.#expired(run, ran.expired);
+                return;
+              }
+              result = ran.value;
             }
-            result = ran.value;
+            this.#handlerElapsed(run);
+            if (run.settled) return;
+            outcome = handlerOutcome(result);
+          } catch (error) {
+            outcome = this.#handlerThrew(run, error);
+            if (outcome === undefined) return;
           }
-          this.#handlerElapsed(run);
-          if (run.settled) return;
-          outcome = handlerOutcome(result);
-        } catch (error) {
-          outcome = this.#handlerThrew(run, error);
-          if (outcome === undefined) return;
         }
       }
-    }
-    if (run.settled) return;
-    try {
-      await this.#settleBy(run, outcome);
-    } catch (error) {
-      this.#logger.error(`Table "${this.#table.name}": settling row ${String(row.id)} failed.`, {
-        err: error,
-        table: this.#table.name,
-        id: row.id,
-        outcome: outcome.kind,
-        settled: false,
-      });
+      if (run.settled) return;
+      // What #settleBy does, in this frame (not one more per delivery).
+      try {
+        await this.#send(run, outcome);
+      } catch (error) {
+        this.#notLanded(run, outcome, error);
+        this.#logger.error(`Table "${this.#table.name}": settling row ${String(row.id)} failed.`, {
+          err: error,
+          table: this.#table.name,
+          id: row.id,
+          outcome: outcome.kind,
+          settled: false,
+        });
+        return;
+      }
+      this.#landed(run, outcome);
+    } finally {
+      slot.end();
     }
   }
 
   /** Starts a delivery: emits `claimed`, starts its span. */
-  #begin(hold: HeldRow, claimMs: number, free: () => void): DeliveryRun {
+  #begin(hold: HeldRow, claimMs: number, slot: WorkerSlot): DeliveryRun {
     const { events, instrumentation } = this.#observer;
     const started = performance.now();
     if (events.has("claimed")) events.emit("claimed", { ...this.#rowFields(hold.row), claimMs });
@@ -234,13 +261,14 @@ export class DeliveryRunner<P, H> {
       hold,
       started,
       scope: instrumentation?.startDelivery(this.#table, hold.row),
-      free,
+      slot,
       handlerStart: undefined,
       handlerMs: undefined,
       settled: false,
       settleFailure: undefined,
       transacting: false,
       invalid: undefined,
+      sent: undefined,
     };
   }
 
@@ -298,47 +326,27 @@ export class DeliveryRunner<P, H> {
     );
   }
 
-  /** The {@link Delivery} the handler receives. */
-  #delivery(run: DeliveryRun, payload: P, deadline: HandlerDeadline | undefined): Delivery<P, H> {
-    const { hold } = run;
-    const { row } = hold;
-    let signal: AbortSignal | undefined;
-    return {
-      id: row.id,
-      payload,
-      attempt: row.attempt,
-      group: row.group,
-      headers: row.headers as H,
-      row: row.row,
-      table: this.#table,
-      form: this.#table.form,
-      get signal() {
-        signal ??= deliverySignal(hold.signal, deadline);
-        return signal;
-      },
-      get leaseExpiry() {
-        return hold.leaseExpiry;
-      },
-      settle: (outcome) => this.#settleBy(run, outcome),
-      transaction: (body) => this.#transaction(run, body),
-    };
-  }
-
   /**
    * Calls the handler (inside the delivery's span, where there is one). No closure is made for
    * the common call, without instrumentation: `deliver` itself makes none, per delivery.
    */
-  #call(delivery: Delivery<P, H>, scope: DeliveryScope | undefined): ReturnType<Handler<P, H>> {
+  #call(
+    delivery: HandlerDelivery<P, H, DeliveryRun>,
+    scope: DeliveryScope | undefined,
+  ): ReturnType<Handler<P, H>> {
     return scope === undefined ? this.#handler(delivery) : this.#callInScope(delivery, scope);
   }
 
-  #callInScope(delivery: Delivery<P, H>, scope: DeliveryScope): ReturnType<Handler<P, H>> {
+  #callInScope(
+    delivery: HandlerDelivery<P, H, DeliveryRun>,
+    scope: DeliveryScope,
+  ): ReturnType<Handler<P, H>> {
     return scope.run(() => this.#handler(delivery));
   }
 
   /** Calls the handler until it settles or `deadline` expires (see `runWithin`); clears the deadline's timers then. */
   #callWithin(
-    delivery: Delivery<P, H>,
+    delivery: HandlerDelivery<P, H, DeliveryRun>,
     scope: DeliveryScope | undefined,
     deadline: HandlerDeadline,
   ): Promise<
@@ -432,27 +440,65 @@ export class DeliveryRunner<P, H> {
     });
   }
 
-  /** `delivery.settle(outcome)`, and the settlement of what the handler returned or threw. */
+  /** `delivery.settle(outcome)` (and a timeout's settlement): {@link DeliveryRunner.#send}, then its end. */
   async #settleBy(run: DeliveryRun, outcome: Outcome): Promise<void> {
+    if (run.settled) throw this.#alreadySettled(run.hold);
+    try {
+      await this.#send(run, outcome);
+    } catch (error) {
+      this.#notLanded(run, outcome, error);
+      throw error;
+    }
+    this.#landed(run, outcome);
+  }
+
+  /**
+   * Sends the settlement of `outcome` (the delivery is settled from now on); resolves once it
+   * landed. Then {@link DeliveryRunner.#landed}, or {@link DeliveryRunner.#notLanded} with the error.
+   */
+  #send(run: DeliveryRun, outcome: Outcome): Promise<void> {
     const { hold } = run;
-    if (run.settled) throw this.#alreadySettled(hold);
     run.settled = true;
     this.#handlerElapsed(run);
     // An ack frees the worker at once; a retry or a dead letter first gives its row back, so
     // that the next claim sees it where it belongs (a retried row keeps its place in order).
-    if (finishesRow(outcome)) run.free();
-    try {
-      await this.#apply(hold, outcome);
-    } catch (error) {
-      this.#remember(hold, outcome, error, false);
-      run.settleFailure = error;
-      this.#settleFailed(hold, error);
-      run.scope?.end(undefined, this.#handlerElapsed(run), error);
-      throw error;
-    }
+    if (finishesRow(outcome)) run.slot.free();
+    // The common settlement is sent from here, not through #apply's frames.
+    const settlement = this.#immediate(hold, outcome);
+    run.sent = settlement;
+    return settlement === undefined ? this.#apply(hold, outcome) : hold.settle(settlement);
+  }
+
+  /** The settlement {@link DeliveryRunner.#send} sent landed: counted, reported. */
+  #landed(run: DeliveryRun, outcome: Outcome): void {
+    if (run.sent !== undefined) this.#settled(run.sent);
     const durationMs = performance.now() - run.started;
     run.scope?.end(outcome.kind, this.#handlerElapsed(run));
-    this.#traceSettled(hold, outcome, durationMs, this.#handlerElapsed(run));
+    this.#traceSettled(run.hold, outcome, durationMs, this.#handlerElapsed(run));
+  }
+
+  /** The settlement {@link DeliveryRunner.#send} sent failed with `error`: remembered, counted, reported. */
+  #notLanded(run: DeliveryRun, outcome: Outcome, error: unknown): void {
+    const { hold } = run;
+    if (run.sent !== undefined) this.#stats.settleErrors += 1;
+    this.#remember(hold, outcome, error, false);
+    run.settleFailure = error;
+    this.#settleFailed(hold, error);
+    run.scope?.end(undefined, this.#handlerElapsed(run), error);
+  }
+
+  /**
+   * The settlement `outcome` becomes for a row in work where it is sent at once; `undefined`
+   * for a row no longer in work, a retry held for its delay and an outcome the table cannot
+   * apply ({@link DeliveryRunner.#apply} takes those).
+   */
+  #immediate(hold: HeldRow, outcome: Outcome): Settlement | undefined {
+    if (!this.#inWork.has(hold) || heldDelayMs(outcome, this.#table) !== undefined) return undefined;
+    try {
+      return this.#settlementFor(outcome);
+    } catch {
+      return undefined;
+    }
   }
 
   /** `delivery.transaction(body)`: the body's writes and the row's settlement, in one transaction. */
@@ -465,7 +511,7 @@ export class DeliveryRunner<P, H> {
       bodyWork(body, (returned) => {
         const outcome = bodyOutcome(returned, this.#table);
         settledBy = { outcome, settlement: this.#settlementFor(outcome) };
-        if (finishesRow(outcome)) run.free();
+        if (finishesRow(outcome)) run.slot.free();
         return settledBy.settlement;
       }),
     );
@@ -521,22 +567,28 @@ export class DeliveryRunner<P, H> {
    * Applies an outcome to a held row; counts it and wakes the claim loop where it frees rows,
    * or, for a retry after a delay, when the row is due.
    */
-  async #apply(hold: HeldRow, outcome: Outcome): Promise<void> {
-    if (!this.#inWork.has(hold)) throw this.#givenUp(hold);
+  #apply(hold: HeldRow, outcome: Outcome): Promise<void> {
+    if (!this.#inWork.has(hold)) return Promise.reject(this.#givenUp(hold));
     const delayMs = heldDelayMs(outcome, this.#table);
-    if (delayMs !== undefined) {
-      await this.#settleDelayed(hold, delayMs);
-      return;
-    }
+    if (delayMs !== undefined) return this.#settleDelayed(hold, delayMs);
     let settlement: Settlement;
     try {
       settlement = this.#settlementFor(outcome);
     } catch (error) {
-      // The outcome cannot be applied (deadLetter() with no target): give the row back rather than hold it.
-      await hold.settle({ kind: "release", runAt: null }).catch(() => undefined);
-      this.#stats.settleErrors += 1;
-      throw error;
+      return this.#refused(hold, error);
     }
+    return this.#settleHeld(hold, settlement);
+  }
+
+  /** The outcome cannot be applied (deadLetter() with no target): gives the row back rather than hold it, and rejects with `error`. */
+  async #refused(hold: HeldRow, error: unknown): Promise<void> {
+    await hold.settle({ kind: "release", runAt: null }).catch(() => undefined);
+    this.#stats.settleErrors += 1;
+    throw error;
+  }
+
+  /** Settles `hold` by `settlement`, and counts it (see {@link DeliveryRunner.#settled}). */
+  async #settleHeld(hold: HeldRow, settlement: Settlement): Promise<void> {
     try {
       await hold.settle(settlement);
     } catch (error) {

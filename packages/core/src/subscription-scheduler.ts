@@ -30,7 +30,7 @@ import type { DueWake } from "./due-wake.js";
 import { ClosedError, LeaseLostError } from "./errors.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import type { Logger } from "./logger.js";
-import type { DeliveryShared, SubscriptionObserver } from "./subscription-delivery.js";
+import type { DeliveryShared, SubscriptionObserver, WorkerSlot } from "./subscription-delivery.js";
 import type { Subscription, SubscriptionStats } from "./subscription-handle.js";
 import type { ClaimFormName, TableDefinition } from "./table.js";
 import { WakeSignal } from "./wake.js";
@@ -73,8 +73,42 @@ export const CLAIM_GATED = -2;
 
 /** What runs the deliveries a claim loop starts (the subscription's `DeliveryRunner`). */
 export interface DeliveryStarter {
-  /** Runs one delivery of `hold`; `free` gives its worker slot back once its settlement is sent. Never rejects. */
-  deliver(hold: HeldRow, claimMs: number, free: () => void): Promise<void>;
+  /**
+   * Runs one delivery of `hold` in `slot`: frees the slot once its settlement is sent, and ends
+   * it when the delivery is over. Never rejects.
+   */
+  deliver(hold: HeldRow, claimMs: number, slot: WorkerSlot): Promise<void>;
+}
+
+/** What a {@link DeliverySlot} tells its claim loop. */
+interface SlotOwner {
+  /** A slot was given back. */
+  freed(): void;
+  /** A delivery is over (its slot is freed next). */
+  ended(slot: DeliverySlot): void;
+}
+
+/** One delivery's worker slot: an object of a class, not closures made per delivery. */
+class DeliverySlot implements WorkerSlot {
+  readonly hold: HeldRow;
+  readonly #owner: SlotOwner;
+  #taken = true;
+
+  constructor(hold: HeldRow, owner: SlotOwner) {
+    this.hold = hold;
+    this.#owner = owner;
+  }
+
+  free(): void {
+    if (!this.#taken) return;
+    this.#taken = false;
+    this.#owner.freed();
+  }
+
+  end(): void {
+    this.#owner.ended(this);
+    this.free();
+  }
 }
 
 /** The settings of a subscription its claim loop reads. */
@@ -176,8 +210,15 @@ export class ClaimScheduler {
    */
   #busy = 0;
   /** Rows claimed ahead (prefetch), in claim order, waiting for a worker; each with its claim's time. */
-  readonly #waiting: { readonly hold: HeldRow; readonly claimMs: number }[] = [];
-  readonly #running = new Set<Promise<void>>();
+  readonly #waiting: HeldRow[] = [];
+  /** The claim time of each row of {@link ClaimScheduler.#waiting}, at the same index (no object per row). */
+  readonly #waitingClaimMs: number[] = [];
+  /** How many deliveries run (started, not ended). */
+  #running = 0;
+  /** Resolves the wait of {@link ClaimScheduler.close} for the deliveries running, once none runs. */
+  #noneRunning: (() => void) | undefined;
+  /** What the slots of this loop's deliveries tell it. */
+  readonly #slots: SlotOwner;
   #open = true;
   #loop: Promise<void> | undefined;
   /** Claims running without the loop waiting for them (claims ahead). */
@@ -227,6 +268,19 @@ export class ClaimScheduler {
     this.#stopped = args.stop;
     this.#capacity = args.settings.workers + args.settings.prefetch;
     this.#mostPerClaim = mostPerClaim(args.table.form, args.settings);
+    this.#slots = {
+      freed: () => {
+        this.#busy -= 1;
+        if (this.#waiting.length > 0) this.#startWaiting();
+        this.#slotFreed.wake();
+      },
+      ended: (slot) => {
+        this.#inWork.delete(slot.hold);
+        this.#running -= 1;
+        if (this.#running === 0 && this.#noneRunning !== undefined) this.#noneRunning();
+        this.#slotFreed.wake();
+      },
+    };
   }
 
   /** The loop's state now. */
@@ -290,7 +344,10 @@ export class ClaimScheduler {
 
   /** Whether the deliveries running now outlast `timeout` ms. */
   async #outlasted(timeout: number): Promise<boolean> {
-    const all = Promise.allSettled([...this.#running]);
+    if (this.#running === 0) return false;
+    const all = new Promise<void>((resolve) => {
+      this.#noneRunning = resolve;
+    });
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
       all.then(() => false),
@@ -413,7 +470,10 @@ export class ClaimScheduler {
     const { workers } = this.#settings;
     for (const hold of held) {
       if (this.#busy < workers && this.#waiting.length === 0) this.#start(hold, claimMs);
-      else this.#waiting.push({ hold, claimMs });
+      else {
+        this.#waiting.push(hold);
+        this.#waitingClaimMs.push(claimMs);
+      }
     }
     if (this.#waiting.length > 0) this.#startWaiting();
     if (held.length === 0) this.#foundNothing(claim);
@@ -451,15 +511,16 @@ export class ClaimScheduler {
   #startWaiting(): void {
     const { workers } = this.#settings;
     while (this.#open && this.#busy < workers) {
-      const next = this.#waiting.shift();
-      if (next === undefined) return;
+      const hold = this.#waiting.shift();
+      const claimMs = this.#waitingClaimMs.shift() ?? 0;
+      if (hold === undefined) return;
       // A lease lost (or a batch rolled back) while the row waited: it is no longer ours to run.
-      if (next.hold.aborted) continue;
-      if (next.hold.expired === true) {
-        this.#giveBackExpired(next.hold);
+      if (hold.aborted) continue;
+      if (hold.expired === true) {
+        this.#giveBackExpired(hold);
         continue;
       }
-      this.#start(next.hold, next.claimMs);
+      this.#start(hold, claimMs);
     }
   }
 
@@ -481,36 +542,26 @@ export class ClaimScheduler {
   #start(hold: HeldRow, claimMs: number): void {
     this.#inWork.add(hold);
     this.#busy += 1;
-    let slot = true;
-    const free = (): void => {
-      if (!slot) return;
-      slot = false;
-      this.#busy -= 1;
-      if (this.#waiting.length > 0) this.#startWaiting();
-      this.#slotFreed.wake();
-    };
-    const running = this.#deliveries.deliver(hold, claimMs, free).finally(() => {
-      this.#inWork.delete(hold);
-      this.#running.delete(running);
-      free();
-      this.#slotFreed.wake();
-    });
-    this.#running.add(running);
+    const slot = new DeliverySlot(hold, this.#slots);
+    this.#running += 1;
+    // Never rejects; the delivery ends its slot itself (no promise chained to it per delivery).
+    void this.#deliveries.deliver(hold, claimMs, slot);
   }
 
   /** Gives back every row waiting for a worker (the subscription stopped); failures are logged. */
   async #giveBackWaiting(): Promise<void> {
     const waiting = this.#waiting.splice(0);
+    this.#waitingClaimMs.length = 0;
     if (waiting.length === 0) return;
     const reason = new ClosedError(
       `Table "${this.#table.name}" (${this.#table.form} form): the subscription stopped before this row, claimed ahead, reached a worker; it was given back unhandled.`,
       { table: this.#table.name },
     );
-    const results = await Promise.allSettled(waiting.map(({ hold }) => hold.giveBack(reason)));
+    const results = await Promise.allSettled(waiting.map((hold) => hold.giveBack(reason)));
     results.forEach((result, index) => {
       if (result.status === "rejected") {
         this.#logger.error(
-          `Table "${this.#table.name}": giving back row ${String(waiting[index]?.hold.row.id)}, claimed ahead, failed; it comes back as its form brings back a crashed delivery's row.`,
+          `Table "${this.#table.name}": giving back row ${String(waiting[index]?.row.id)}, claimed ahead, failed; it comes back as its form brings back a crashed delivery's row.`,
           { err: result.reason, table: this.#table.name },
         );
       }

@@ -18,8 +18,7 @@ export function claimedRowOf(
   attemptCounted: boolean,
 ): ClaimedRow {
   const row: Record<string, unknown> = {};
-  table.allColumns.forEach((column, index) => {
-    row[column] = values[index];
-  });
+  const columns = table.allColumns;
+  for (let index = 0; index < columns.length; index += 1) row[columns[index] as string] = values[index];
   return decodeClaimedRow(table, row, attemptCounted);
 }

@@ -22,7 +22,10 @@ export function claimedRowOf(
   known?: Readonly<Record<string, unknown>>,
 ): ClaimedRow {
   const row: Record<string, unknown> = {};
-  for (const column of table.allColumns) {
+  const columns = table.allColumns;
+  // An index, not `for … of`: iterating the frozen array made an iterator result per column.
+  for (let index = 0; index < columns.length; index += 1) {
+    const column = columns[index] as string;
     row[column] = known !== undefined && column in known ? known[column] : raw[column];
   }
   return decodeClaimedRow(

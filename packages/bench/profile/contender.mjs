@@ -1,0 +1,65 @@
+// One contender of the workspace benchmark, run in this process exactly as its own process runs it
+// in the benchmark (`src/contender-process.ts`: fill, a full GC, a drain timed by `DrainRun`),
+// to profile it or to compare builds. Run from the built bench (`pnpm --filter @rowclaim/bench build`):
+//
+//   node --expose-gc packages/bench/profile/contender.mjs <id> [workers=8] [jobs=10000] [rounds=1]
+//   PROFILE=/tmp/lease.cpuprofile node --expose-gc packages/bench/profile/contender.mjs rowclaim-pg-lease-prefetch-500 8
+//
+// Prints one JSON line a round (jobs/s, Node CPU µs/job). PROFILE=<file>: a CPU profile of the
+// last round's drain alone (summarise it with summarise.mjs). Not a benchmark: `src/` is.
+import { writeFileSync } from "node:fs";
+import inspector from "node:inspector/promises";
+import { DrainRun } from "../dist/contender.js";
+import { contenderEntries } from "../dist/contenders.js";
+import { handlerOf } from "../dist/work.js";
+
+const [id, workersArg = "8", jobsArg = "10000", roundsArg = "1"] = process.argv.slice(2);
+if (id === undefined) throw new Error("usage: contender.mjs <id> [workers] [jobs] [rounds]");
+const workers = Number(workersArg);
+const jobs = Number(jobsArg);
+const rounds = Number(roundsArg);
+const settings = {
+  postgresUrl: process.env.ROWCLAIM_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test",
+  mysqlUrl: process.env.ROWCLAIM_MYSQL_URL ?? "mysql://root@127.0.0.1:3306/test",
+  poolSize: workers + 4,
+  maxWorkers: workers,
+  handler: process.env.HANDLER ?? "async",
+  subscribe: {},
+  prefetch: [500],
+  pgBossBatches: [500],
+};
+const entry = contenderEntries(settings).find((candidate) => candidate.id === id);
+if (entry === undefined) throw new Error(`no contender ${id}`);
+const contender = await entry.create();
+const work = handlerOf(settings.handler);
+const profileFile = process.env.PROFILE;
+for (let round = 1; round <= rounds; round += 1) {
+  await contender.fill(jobs);
+  globalThis.gc?.();
+  const session = profileFile !== undefined && round === rounds ? new inspector.Session() : undefined;
+  if (session !== undefined) {
+    session.connect();
+    await session.post("Profiler.enable");
+    await session.post("Profiler.setSamplingInterval", { interval: 200 });
+    await session.post("Profiler.start");
+  }
+  const run = new DrainRun(work);
+  const done = await contender.drain(workers, jobs, run);
+  const { ms, cpuMicros } = run.figures();
+  if (session !== undefined) {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(profileFile, JSON.stringify(profile));
+    session.disconnect();
+  }
+  console.log(
+    JSON.stringify({
+      id,
+      workers,
+      jobs: done,
+      round,
+      jobsPerSecond: Math.round((done / ms) * 1000),
+      cpuMicrosPerJob: Number((cpuMicros / done).toFixed(1)),
+    }),
+  );
+}
+await contender.close();
