@@ -57,21 +57,54 @@ describe("a lease claim returns each column once", () => {
   });
 });
 
-/** A `pg.Pool` whose clients count the advisory lock-and-take statements running at once. */
-function countingPool(pool: pg.Pool, counts: { running: number; most: number; total: number }): PoolLike {
-  return interceptedPool(pool, async (config, run) => {
-    const counted = config.text.includes("pg_try_advisory_lock");
-    if (counted) {
-      counts.running += 1;
-      counts.total += 1;
-      counts.most = Math.max(counts.most, counts.running);
-    }
+/**
+ * Once armed, holds a statement until a second one is running beside it, so that "side by side"
+ * is a fact of the order of calls, not of timing: a caller that ran them one after another would
+ * never send the second while the first is held, and the test would fail by its own timeout.
+ * Once two ran together, every call runs at once. Calls before `arm()` pass uncounted.
+ */
+class SideBySide {
+  running = 0;
+  most = 0;
+  total = 0;
+  #armed = false;
+  #passing = 0;
+  #open: Promise<void>;
+  #release: () => void = () => {};
+
+  constructor() {
+    this.#open = new Promise((resolve) => {
+      this.#release = resolve;
+    });
+  }
+
+  /** Counts from now on; the first `passing` calls are not held (a loop that waits for them). */
+  arm(passing = 0): void {
+    this.#armed = true;
+    this.#passing = passing;
+  }
+
+  /** Runs `work`, counted once armed, held until a second counted call is in flight. */
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (!this.#armed) return work();
+    this.running += 1;
+    this.total += 1;
+    this.most = Math.max(this.most, this.running);
+    if (this.running >= 2) this.#release();
     try {
-      return await run(config);
+      if (this.total > this.#passing) await this.#open;
+      return await work();
     } finally {
-      if (counted) counts.running -= 1;
+      this.running -= 1;
     }
-  });
+  }
+}
+
+/** A `pg.Pool` whose clients run the advisory lock-and-take statements through `side`. */
+function sideBySidePool(pool: pg.Pool, side: SideBySide): PoolLike {
+  return interceptedPool(pool, (config, run) =>
+    config.text.includes("pg_try_advisory_lock") ? side.run(() => run(config)) : run(config),
+  );
 }
 
 describe("an advisory claim tries its keys side by side", () => {
@@ -81,21 +114,20 @@ describe("an advisory claim tries its keys side by side", () => {
     // Connections open before the claim, so that none waits for a new one.
     const warm = await Promise.all(Array.from({ length: 6 }, () => pool.connect()));
     for (const client of warm) client.release();
-    const counts = { running: 0, most: 0, total: 0 };
-    const driver = createPostgresDriver({ pool: countingPool(pool, counts), notify: false });
+    const side = new SideBySide();
+    const driver = createPostgresDriver({ pool: sideBySidePool(pool, side), notify: false });
     const broker = createBroker({ driver, logger: silentLogger });
     await broker.publishMany(
       table,
       [0, 1, 2, 3].map((n) => ({ payload: n, values: { account: `acc${n}` } })),
     );
     const claimer = (await driver.open(table, { group: null, logger: silentLogger })) as AdvisoryClaimer;
-    counts.total = 0;
-    counts.most = 0;
+    side.arm();
     const claimed = await claimer.claim({ limit: 4, now: new Date() });
     expect(claimed.map((c) => c.row.payload)).toEqual([0, 1, 2, 3]);
     expect(claimed.map((c) => c.row.attempt)).toEqual([1, 1, 1, 1]);
-    expect(counts.total).toBe(4);
-    expect(counts.most).toBeGreaterThan(1);
+    expect(side.total).toBe(4);
+    expect(side.most, "lock-and-take statements in flight together").toBeGreaterThanOrEqual(2);
     for (const { row, token } of claimed) await claimer.settle(token, row, { kind: "delete" });
     expect(await db.rows(table)).toHaveLength(0);
     await claimer.close();
@@ -109,23 +141,16 @@ describe("a row lock subscription claims ahead while workers are free", () => {
   it("runs several one-row claims at once with four workers and the default batch, and delivers every row once", async () => {
     const table = await db.create(describeTable("rowLock", uniqueName("rc_ahead")));
     const driver = db.driver({ max: 8 });
-    let running = 0;
-    let most = 0;
+    const side = new SideBySide();
     const open = driver.open.bind(driver);
     driver.open = async (...args: Parameters<typeof driver.open>) => {
       const claimer = (await open(...args)) as RowLockClaimer;
       const claim = claimer.claim.bind(claimer);
-      claimer.claim = async (request) => {
-        running += 1;
-        most = Math.max(most, running);
-        try {
-          return await claim(request);
-        } finally {
-          running -= 1;
-        }
-      };
+      claimer.claim = (request) => side.run(() => claim(request));
       return claimer;
     };
+    // The loop waits for its first claim; it claims ahead once a claim found all it asked for.
+    side.arm(1);
     const broker = createBroker({ driver, logger: silentLogger });
     await broker.publishMany(
       table,
@@ -144,8 +169,8 @@ describe("a row lock subscription claims ahead while workers are free", () => {
       what: "every row to be settled",
     });
     expect([...seen].sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 30 }, (_, n) => n));
-    expect(most).toBeGreaterThan(1);
-    expect(most).toBeLessThanOrEqual(4);
+    expect(side.most, "claims in flight together").toBeGreaterThanOrEqual(2);
+    expect(side.most, "claims in flight together, at most one a worker").toBeLessThanOrEqual(4);
     await broker.close();
     await driver.close();
   });
