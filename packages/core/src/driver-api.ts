@@ -26,6 +26,7 @@ export {
   advisorySlotKey,
   freeAdvisorySlots,
 } from "./advisory-limit.js";
+export { type AnswerId, heldAmong, heldAmongOnce, rowIdKey } from "./answered-rows.js";
 export { type AttemptCounting, decodeClaimedRow, type RawClaimedRow } from "./claimed-row.js";
 export { ConnectionBudget } from "./connection-budget.js";
 export { type ConnectionSession, type ConnectionWorkOptions, onConnection } from "./connection-session.js";
@@ -91,6 +92,7 @@ export {
   type RowLockBatch,
   type RowLockClaimer,
 } from "./forms.js";
+export { firstRowsPerKey, KeyCounts } from "./key-window.js";
 export {
   type ActionScope,
   type DriverPruneBatch,
@@ -145,6 +147,7 @@ export {
   type ScheduleLedger,
   type ScheduleLedgerStatements,
 } from "./schedule-ledger.js";
+export { advisoryRowGone, leaseLostOnSettle } from "./settled-nothing.js";
 export {
   type AckSettlement,
   type DeleteSettlement,
@@ -162,6 +165,7 @@ export {
   rowActionResultOf,
   storedRowOf,
 } from "./stored-row.js";
+export { keepTakenOnFailure, type TakeOutcome, takeInWaves, type WavesEnd } from "./take-waves.js";
 export {
   type AdvisoryToken,
   ceilToSecond,

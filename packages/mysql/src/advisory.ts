@@ -20,7 +20,6 @@
  * @module
  */
 import type { RowId } from "@rowclaim/core";
-import { LeaseLostError } from "@rowclaim/core";
 import type {
   AdvisoryClaimer,
   AdvisoryToken,
@@ -30,7 +29,15 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
-import { advisoryRowKey, advisorySlotKey, isAckSettlement } from "@rowclaim/core/driver";
+import {
+  advisoryRowGone,
+  advisoryRowKey,
+  advisorySlotKey,
+  firstRowsPerKey,
+  isAckSettlement,
+  keepTakenOnFailure,
+  takeInWaves,
+} from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import { classifyError, normalizeError } from "./normalize-error.js";
@@ -66,6 +73,11 @@ const candidateFactor = 3;
  */
 export const SPARE_CANDIDATES_MS = 250;
 
+/** The lock name of a candidate row read as an array (id, name). */
+function lockNameOfRow(row: readonly unknown[]): string {
+  return String(row[1]);
+}
+
 /** The advisory lock claimer of one subscription. */
 export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken> {
   readonly form = "advisory" as const;
@@ -98,30 +110,15 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
     let fresh = candidates.length === 0;
     if (fresh) candidates = await this.#readCandidates(now, limit);
     for (;;) {
-      let next = 0;
-      let failure: unknown;
-      // Waves of takes, each on a connection of its own, run side by side: as many as rows are
-      // still wanted, until enough are taken or the candidates run out.
-      while (claimed.length < limit && next < candidates.length && failure === undefined) {
-        const wave = candidates.slice(next, next + limit - claimed.length);
-        next += wave.length;
-        const outcomes = await Promise.allSettled(
-          wave.map(({ id, lockName }) => this.#take(id, lockName, now)),
-        );
-        for (const outcome of outcomes) {
-          if (outcome.status === "rejected") failure ??= outcome.reason;
-          else if (outcome.value !== null) claimed.push(outcome.value);
-        }
-      }
-      if (failure !== undefined) {
-        const normalized = normalizeError(failure, { table: table.name, operation: "advisory claim" });
-        if (claimed.length === 0) throw normalized;
-        logger.error(
-          `Table "${table.name}" (advisory lock form): taking a row failed; going on with the rows already taken.`,
-          { err: normalized, table: table.name },
-        );
+      const end = await takeInWaves(candidates, 0, limit, claimed, ({ id, lockName }) =>
+        this.#take(id, lockName, now),
+      );
+      if (end.stopped === "failed") {
+        const normalized = normalizeError(end.failure, { table: table.name, operation: "advisory claim" });
+        keepTakenOnFailure(logger, table.name, "taking a row", claimed.length, normalized);
         return claimed;
       }
+      const next = end.next;
       if (claimed.length >= limit || fresh) {
         this.#keepSpares(candidates.slice(next));
         return claimed;
@@ -131,14 +128,7 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
       try {
         candidates = await this.#readCandidates(now, limit);
       } catch (error) {
-        if (claimed.length === 0) throw error;
-        logger.error(
-          `Table "${table.name}" (advisory lock form): reading more candidates failed; going on with the rows already taken.`,
-          {
-            err: normalizeError(error, { table: table.name, operation: "advisory claim" }),
-            table: table.name,
-          },
-        );
+        keepTakenOnFailure(logger, table.name, "reading more candidates", claimed.length, error);
         return claimed;
       }
     }
@@ -156,17 +146,10 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
     }
     this.#sparesReadAt = Date.now();
     // One candidate per name; with a limit n above 1, the first n of each full key (one per slot).
-    const seen = new Map<string, number>();
-    const distinct: { id: RowId; lockName: string }[] = [];
-    const perName = table.advisoryLimit;
-    for (const [id, name] of rows) {
-      const lockName = String(name);
-      const count = seen.get(lockName) ?? 0;
-      if (count >= perName) continue;
-      seen.set(lockName, count + 1);
-      distinct.push({ id: id as RowId, lockName });
-    }
-    return distinct;
+    return firstRowsPerKey(rows, table.advisoryLimit, rows.length, lockNameOfRow, (row, lockName) => ({
+      id: row[0] as RowId,
+      lockName,
+    }));
   }
 
   /** The spares, if read recently enough, handed to one claim (a claim running beside it reads its own). */
@@ -270,12 +253,8 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
       });
     }
     await unlockHeld(token.connection, token);
-    if (matched === 0) {
-      throw new LeaseLostError(
-        `Table "${this.#context.table.name}" (advisory lock form): the ${settlement.kind} settlement of row ${String(row.id)} found the row gone or finished while its lock "${token.lockName}" was held (deleted or settled by hand?); it changed nothing.`,
-        { table: this.#context.table.name },
-      );
-    }
+    if (matched === 0)
+      throw advisoryRowGone(this.#context.table.name, row.id, token.lockName, settlement.kind);
   }
 
   /**
@@ -324,10 +303,7 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
       return;
     }
     await unlock(token.connection, token.lockName);
-    throw new LeaseLostError(
-      `Table "${this.#context.table.name}" (advisory lock form): the ${settlement.kind} settlement of row ${String(row.id)} found the row gone or finished while its lock "${token.lockName}" was held (deleted or settled by hand?); it changed nothing.`,
-      { table: this.#context.table.name },
-    );
+    throw advisoryRowGone(this.#context.table.name, row.id, token.lockName, settlement.kind);
   }
 
   release(token: MysqlAdvisoryToken): Promise<void> {

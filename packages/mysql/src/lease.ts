@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { LeaseLostError, type RowId } from "@rowclaim/core";
+import type { RowId } from "@rowclaim/core";
 import type {
   AckSettlement,
   Acks,
@@ -26,6 +26,7 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
+import { heldAmong, heldAmongOnce, leaseLostOnSettle, rowIdKey } from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import { fifoGuardRelease, LEASE_GUARD_WAIT_SECONDS, leaseFifoHead, takeFifoGuard } from "./fifo.js";
@@ -37,32 +38,16 @@ import { type SettlementStatements, transactionSql } from "./sql.js";
 import { beginAt, commitAndRelease, rollbackAndRelease, type SessionLockRelease } from "./transaction.js";
 import { leaseTransaction } from "./transactional.js";
 
-/** How an id compares in a coalesced settlement's answer: a Buffer by its bytes, anything else as text. */
-function idKey(id: unknown): string {
-  return Buffer.isBuffer(id) ? `b:${id.toString("hex")}` : `s:${String(id)}`;
-}
-
-/**
- * Per row of `held`, whether its id is among `settled` (each settled id answers one row: an id
- * given twice, with two tokens, can have matched only once).
- */
-function settledFlags(held: readonly { readonly id: RowId }[], settled: readonly unknown[]): boolean[] {
-  const counts = new Map<string, number>();
-  for (const id of settled) counts.set(idKey(id), (counts.get(idKey(id)) ?? 0) + 1);
-  return held.map(({ id }) => {
-    const key = idKey(id);
-    const left = counts.get(key) ?? 0;
-    if (left === 0) return false;
-    counts.set(key, left - 1);
-    return true;
-  });
-}
-
 /**
  * How many candidates a one-row lease claim reads (`#claimSingle`): the first it can take is
  * delivered; a claim that loses every one to other claims falls back to the locking claim.
  */
 const SINGLE_CLAIM_CANDIDATES = 3;
+
+/** The first value of a row read as an array (an id the statement answered). */
+function firstValue(row: readonly unknown[]): unknown {
+  return row[0];
+}
 
 /** The lease claimer of one subscription. */
 export class MysqlLeaseClaimer implements LeaseClaimer {
@@ -217,7 +202,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
         const round: typeof left = [];
         const later: typeof left = [];
         for (const row of left) {
-          const key = idKey(row.id);
+          const key = rowIdKey(row.id);
           if (movedIds.has(key)) continue;
           if (ids.has(key)) later.push(row);
           else {
@@ -229,7 +214,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
         round.forEach((row, position) => {
           if (flags[position] !== true) return;
           moved[row.index] = true;
-          movedIds.add(idKey(row.id));
+          movedIds.add(rowIdKey(row.id));
         });
         left = later;
       }
@@ -273,10 +258,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
         rows.map(({ id }) => id),
         expiry,
       );
-      const holding = new Set(
-        (await selectRows(connection, read.sql, read.values)).map((row) => idKey(row[0])),
-      );
-      return rows.map(({ id }) => holding.has(idKey(id)));
+      return heldAmong(rows, await selectRows(connection, read.sql, read.values), firstValue);
     } catch (error) {
       broken = classifyError(error).connectionLost;
       throw error;
@@ -310,12 +292,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
     } catch (error) {
       throw normalizeError(error, { table: table.name, operation: `lease ${settlement.kind}` });
     }
-    if (matched === 0) {
-      throw new LeaseLostError(
-        `Table "${table.name}" (lease form): row ${String(id)} no longer holds this delivery's lease (expiry ${token.expiry.toISOString()}), so its ${settlement.kind} changed nothing: the lease ran out and another claim took the row, or the row is gone. Make the lease longer than the handler can stall, or keep lease extension on.`,
-        { table: table.name },
-      );
-    }
+    if (matched === 0) throw leaseLostOnSettle(table.name, id, token.expiry, settlement.kind);
   }
 
   /**
@@ -387,14 +364,14 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
       await run(connection, transactionSql.begin);
       const lock = this.#settlements.lockHeld(rows);
       const ids = (await selectRows(connection, lock.sql, lock.values)).map((row) => row[0]);
-      const still = new Set(ids.map(idKey));
-      const holding = rows.filter((row) => still.has(idKey(row.id)));
+      const still = new Set(ids.map(rowIdKey));
+      const holding = rows.filter((row) => still.has(rowIdKey(row.id)));
       if (holding.length > 0) {
         const again = this.#settlements.ackMany(settlement, holding, this.#context.family);
         await run(connection, again.sql, again.values);
       }
       await commitAndRelease(connection);
-      return settledFlags(rows, ids);
+      return heldAmongOnce(rows, ids);
     } catch (error) {
       await rollbackAndRelease(connection, error).catch(() => undefined);
       throw error;

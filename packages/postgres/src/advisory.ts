@@ -18,7 +18,6 @@
  * @module
  */
 import type { Logger, TableDefinition } from "@rowclaim/core";
-import { LeaseLostError } from "@rowclaim/core";
 import type {
   AdvisoryClaimer,
   AdvisoryToken,
@@ -28,7 +27,16 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
-import { advisoryRowKey, advisorySlotKey, connectionWithin } from "@rowclaim/core/driver";
+import {
+  advisoryRowGone,
+  advisoryRowKey,
+  advisorySlotKey,
+  connectionWithin,
+  KeyCounts,
+  keepTakenOnFailure,
+  type TakeOutcome,
+  takeInWaves,
+} from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
 import { execute, HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
@@ -94,9 +102,9 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   readonly #options: AdvisoryClaimerOptions;
   readonly #keyValues: Record<string, string>;
   /** The keys this claimer's deliveries hold (a count each), passed over by its first candidates read. */
-  readonly #held = new Map<string, number>();
+  readonly #held = new KeyCounts();
   /** The keys this claimer is trying to lock right now, a count each (claims may run side by side). */
-  readonly #taking = new Map<string, number>();
+  readonly #taking = new KeyCounts();
   /** With a limit above 1: the rows this claimer's deliveries hold or its claims are taking (their row lock keys). */
   readonly #heldRows = new Set<string>();
   /** How many rows of one key may be in work at once (`advisoryLock.limit`). */
@@ -112,8 +120,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
 
   /** The keys this claimer's deliveries fill (every slot held here): its candidates pass over them. */
   #fullKeys(): string[] {
-    const keys = [...this.#held.keys()];
-    return this.#limit === 1 ? keys : keys.filter((key) => (this.#held.get(key) ?? 0) >= this.#limit);
+    return this.#held.keysHeld(this.#limit);
   }
 
   /**
@@ -173,49 +180,33 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
         form: "advisory lock",
         statement: "advisory claim",
       });
-      if (taken.length === 0) throw normalized;
-      this.#options.logger.error(
-        `Table "${table.name}" (advisory lock form): reading more candidates failed; keeping the rows already taken.`,
-        { error: normalized },
+      keepTakenOnFailure(
+        this.#options.logger,
+        table.name,
+        "reading more candidates",
+        taken.length,
+        normalized,
       );
       return "stopped";
     }
-    let refused = false;
-    let next = 0;
-    // Waves of lock-and-take statements, each on a connection of its own, run side by side: as
-    // many as rows are still wanted, until enough are taken or the candidates run out.
-    while (taken.length < request.limit && next < found.length) {
-      const wave = found.slice(next, next + request.limit - taken.length);
-      next += wave.length;
-      const first = taken.length === 0;
-      const outcomes = await Promise.allSettled(
-        wave.map((candidate, index) => this.#lockAndTake(candidate, request.now, first && index === 0)),
-      );
-      let failure: unknown;
-      let starved = false;
-      for (const outcome of outcomes) {
-        if (outcome.status === "rejected") failure ??= outcome.reason;
-        else if (outcome.value === "starved") starved = true;
-        else if (outcome.value === "refused") refused = true;
-        else if (outcome.value !== null) taken.push(outcome.value);
-      }
-      if (failure !== undefined) {
-        const normalized = normalizeError(failure, {
-          table: table.name,
-          form: "advisory lock",
-          statement: "advisory take",
-        });
-        if (taken.length === 0) throw normalized;
-        this.#options.logger.error(
-          `Table "${table.name}" (advisory lock form): taking a row failed; keeping the rows already taken.`,
-          { err: normalized, table: table.name },
-        );
-        return "stopped";
-      }
-      if (starved) return "stopped";
-      if (refused && stopOnRefusal) return "refused";
+    const end = await takeInWaves(
+      found,
+      0,
+      request.limit,
+      taken,
+      (candidate, first) => this.#lockAndTake(candidate, request.now, first),
+      stopOnRefusal,
+    );
+    if (end.stopped === "failed") {
+      const normalized = normalizeError(end.failure, {
+        table: table.name,
+        form: "advisory lock",
+        statement: "advisory take",
+      });
+      keepTakenOnFailure(this.#options.logger, table.name, "taking a row", taken.length, normalized);
     }
-    return refused ? "refused" : "done";
+    if (end.stopped !== null) return "stopped";
+    return end.refused ? "refused" : "done";
   }
 
   /**
@@ -229,27 +220,25 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     candidate: Record<string, unknown>,
     now: Date,
     wait: boolean,
-  ): Promise<Claimed<PostgresAdvisoryToken> | null | "refused" | "starved"> {
+  ): Promise<TakeOutcome<Claimed<PostgresAdvisoryToken>>> {
     const key = String(candidate.rc_key ?? "");
     // A key whose slots this claimer holds or is taking in a claim running beside this one (a
     // limit of 1: the key), or a row it holds: not worth a round trip, and no sign of another
     // session.
     const rowKey = this.#limit === 1 ? undefined : advisoryRowKey(key, String(candidate.rc_id));
-    const busy = (this.#held.get(key) ?? 0) + (this.#taking.get(key) ?? 0);
+    const busy = this.#held.count(key) + this.#taking.count(key);
     if (busy >= this.#limit || (rowKey !== undefined && this.#heldRows.has(rowKey))) return null;
-    this.#taking.set(key, (this.#taking.get(key) ?? 0) + 1);
+    this.#taking.add(key);
     // The row is held while it is taken, so that a claim running beside this one passes it over.
     if (rowKey !== undefined) this.#heldRows.add(rowKey);
-    let taken: Claimed<PostgresAdvisoryToken> | null | "refused" | "starved" = null;
+    let taken: TakeOutcome<Claimed<PostgresAdvisoryToken>> = null;
     try {
       taken = await this.#lockAndTakeKey(candidate, key, rowKey, now, wait);
       return taken;
     } finally {
       if (rowKey !== undefined && (taken === null || typeof taken === "string"))
         this.#heldRows.delete(rowKey);
-      const taking = (this.#taking.get(key) ?? 1) - 1;
-      if (taking > 0) this.#taking.set(key, taking);
-      else this.#taking.delete(key);
+      this.#taking.remove(key);
     }
   }
 
@@ -259,7 +248,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     rowKey: string | undefined,
     now: Date,
     wait: boolean,
-  ): Promise<Claimed<PostgresAdvisoryToken> | null | "refused" | "starved"> {
+  ): Promise<TakeOutcome<Claimed<PostgresAdvisoryToken>>> {
     const { pool, table, group, take } = this.#options;
     const connection = wait
       ? await HeldConnection.acquire(pool)
@@ -295,7 +284,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
         return null;
       }
       const row = claimedRowOf(table, raw, table.columns.attempt !== undefined);
-      this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
+      this.#held.add(key);
       return { row, token };
     } catch (error) {
       if (!connection.released) {
@@ -362,13 +351,14 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
         });
       }
       connection.release();
-      if (changed === 0) throw this.#settledNothing(token, row, settlement);
+      if (changed === 0) throw advisoryRowGone(this.#options.table.name, row.id, token.key, settlement.kind);
       return;
     }
     let failure: unknown;
     try {
       const changed = await this.#options.settlements.apply(token.connection, row.id, settlement);
-      if (changed === 0) failure = this.#settledNothing(token, row, settlement);
+      if (changed === 0)
+        failure = advisoryRowGone(this.#options.table.name, row.id, token.key, settlement.kind);
     } catch (error) {
       failure = normalizeError(error, {
         table: this.#options.table.name,
@@ -408,9 +398,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   #forget(token: PostgresAdvisoryToken): void {
     const key = token.rendered;
     if (token.rowKey !== undefined) this.#heldRows.delete(token.rowKey);
-    const count = (this.#held.get(key) ?? 0) - 1;
-    if (count > 0) this.#held.set(key, count);
-    else this.#held.delete(key);
+    this.#held.remove(key);
   }
 
   async close(): Promise<void> {}
@@ -436,14 +424,6 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       case "moveToTable":
         return undefined;
     }
-  }
-
-  /** The `LEASE_LOST` of a settlement that found its row gone or finished. */
-  #settledNothing(token: PostgresAdvisoryToken, row: ClaimedRow, settlement: Settlement): LeaseLostError {
-    return new LeaseLostError(
-      `Table "${this.#options.table.name}" (advisory lock form): the ${settlement.kind} settlement of row ${String(row.id)} found the row gone or finished while its key "${token.key}" was held (deleted or settled by hand?); it changed nothing.`,
-      { table: this.#options.table.name },
-    );
   }
 
   /**

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { InvalidArgumentError, LeaseLostError, type RowId, type TableDefinition } from "@rowclaim/core";
+import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
 import type {
   Acks,
   Claimed,
@@ -17,6 +17,7 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
+import { heldAmong, leaseLostOnSettle } from "@rowclaim/core/driver";
 import { ArrayParam } from "./array-param.js";
 import { claimedRowOf, sortIntoClaimOrder } from "./claimed-row.js";
 import { execute, HeldConnection } from "./connection.js";
@@ -33,6 +34,11 @@ import {
   type Statement,
 } from "./sql.js";
 import { leaseTransaction } from "./transactional.js";
+
+/** The id of a row an extension or a coalesced settlement answered (`RETURNING … AS rc_id`). */
+function answerId(row: Record<string, unknown>): unknown {
+  return row.rc_id;
+}
 
 /** What a lease claimer is built from (statements built once, at open). */
 export interface LeaseClaimerOptions {
@@ -94,8 +100,8 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
         statement: "lease extension",
       });
     }
-    const moved = new Set(result.rows.map((row) => String(row.rc_id)));
-    return held.map((hold) => (moved.has(String(hold.id)) ? { form: "lease", expiry } : null));
+    const next: LeaseToken = { form: "lease", expiry };
+    return heldAmong(held, result.rows, answerId).map((moved) => (moved ? next : null));
   }
 
   async settle(id: RowId, token: LeaseToken, settlement: Settlement): Promise<void> {
@@ -110,12 +116,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
         statement: `${settlement.kind} settlement`,
       });
     }
-    if (changed === 0) {
-      throw new LeaseLostError(
-        `Table "${table.name}" (lease form): row ${String(id)} no longer holds this delivery's lease (expiry ${token.expiry.toISOString()}), so its ${settlement.kind} settlement changed nothing. The lease ran out and another claim took the row, or the row is gone. Make the lease longer than a handler can stall, or keep lease extension on.`,
-        { table: table.name },
-      );
-    }
+    if (changed === 0) throw leaseLostOnSettle(table.name, id, token.expiry, settlement.kind);
   }
 
   /**
@@ -149,9 +150,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
         statement: `coalesced ${settlement.kind} settlement`,
       });
     }
-    const settled = new Set<string>();
-    for (const row of result.rows) settled.add(String(row.rc_id));
-    return held.map((hold) => settled.has(String(hold.id)));
+    return heldAmong(held, result.rows, answerId);
   }
 
   /** Transactional handlers: the body and the fenced settlement in one transaction (`src/transactional.ts`). */

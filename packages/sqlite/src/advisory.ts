@@ -28,18 +28,21 @@
  *
  * @module
  */
-import { LeaseLostError, type TableDefinition } from "@rowclaim/core";
+import type { TableDefinition } from "@rowclaim/core";
 import {
   type Acks,
   ADVISORY_SLOT_SEPARATOR,
   type AdvisoryClaimer,
+  advisoryRowGone,
   advisoryRowKey,
   type Claimed,
   type ClaimedRow,
   type ClaimedWithAcks,
   type ClaimRequest,
+  firstRowsPerKey,
   freeAdvisorySlots,
   type HeldKeyRow,
+  KeyCounts,
   type Settlement,
   type TransactionWork,
 } from "@rowclaim/core/driver";
@@ -83,16 +86,20 @@ interface TakenRow {
  * with a limit n above 1 passes over before it cuts its window.
  */
 function fullKeys(keys: ReadonlySet<string>, limit: number): string[] {
-  const counts = new Map<string, number>();
+  const counts = new KeyCounts();
   for (const held of keys) {
     const at = held.lastIndexOf(ADVISORY_SLOT_SEPARATOR);
     if (at === -1) continue;
     const slot = held.slice(at + 1);
     if (!/^[1-9][0-9]*$/.test(slot) || Number(slot) > limit) continue;
-    const key = held.slice(0, at);
-    counts.set(key, (counts.get(key) ?? 0) + 1);
+    counts.add(held.slice(0, at));
   }
-  return [...counts].filter(([, count]) => count >= limit).map(([key]) => key);
+  return counts.keysHeld(limit);
+}
+
+/** A candidate's rendered key as text (NULL as the empty string). */
+function candidateKey(row: { readonly rkey: unknown }): string {
+  return String(row.rkey ?? "");
 }
 
 /** No key freed by the claim itself. */
@@ -295,16 +302,10 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     // The first row of each key (a limit n above 1: its first n rows, one per slot).
     const firstPerKey = (window: number): { rows: number; picked: { rid: unknown; rkey: string }[] } => {
       const rows = this.#candidatesFor(window).all(values) as { rid: unknown; rkey: unknown }[];
-      const seen = new Map<string, number>();
-      const picked: { rid: unknown; rkey: string }[] = [];
-      for (const row of rows) {
-        const key = String(row.rkey ?? "");
-        const count = seen.get(key) ?? 0;
-        if (count >= perKey) continue;
-        seen.set(key, count + 1);
-        picked.push({ rid: row.rid, rkey: key });
-        if (picked.length >= wanted) break;
-      }
+      const picked = firstRowsPerKey(rows, perKey, wanted, candidateKey, (row, rkey) => ({
+        rid: row.rid,
+        rkey,
+      }));
       return { rows: rows.length, picked };
     };
     const first = firstPerKey(wanted);
@@ -344,12 +345,7 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     } finally {
       token.drop();
     }
-    if (changed === 0) {
-      throw new LeaseLostError(
-        `Table "${this.#table.name}" (SQLite, advisory lock form): the ${settlement.kind} settlement of row ${String(row.id)} found the row gone or finished while its key "${token.key}" was held (deleted or settled by hand?); it changed nothing.`,
-        { table: this.#table.name },
-      );
-    }
+    if (changed === 0) throw advisoryRowGone(this.#table.name, row.id, token.key, settlement.kind);
   }
 
   /**

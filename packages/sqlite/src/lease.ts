@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { LeaseLostError, type RowId, type TableDefinition, type TransactionMode } from "@rowclaim/core";
+import type { RowId, TableDefinition, TransactionMode } from "@rowclaim/core";
 import type {
   Acks,
   Claimed,
@@ -22,6 +22,7 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
+import { leaseLostOnSettle } from "@rowclaim/core/driver";
 import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
 import { claimedRowOf, sortClaimOrder, toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
@@ -225,12 +226,7 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
         operation: `the ${settlement.kind} settlement of row ${String(id)}`,
       });
     }
-    if (changed === 0) {
-      throw new LeaseLostError(
-        `Table "${this.#table.name}" (SQLite, lease form): row ${String(id)} no longer holds this delivery's lease (expiry ${token.expiry.toISOString()}), so its ${settlement.kind} settlement changed nothing. The lease ran out and another claim took the row (or it is gone): make the lease longer than the handler can stall, or keep lease extension on.`,
-        { table: this.#table.name },
-      );
-    }
+    if (changed === 0) throw leaseLostOnSettle(this.#table.name, id, token.expiry, settlement.kind);
   }
 
   /**
