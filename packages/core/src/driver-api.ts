@@ -172,3 +172,4 @@ export {
 } from "./tokens.js";
 export { isPromiseLike, type TransactionWork } from "./transactional.js";
 export { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "./unique.js";
+export { retryUniqueAttempt, type UniqueAttempt } from "./unique-retry.js";
