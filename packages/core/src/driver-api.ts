@@ -37,6 +37,7 @@ export {
   DEFAULT_ACQUIRE_TIMEOUT_MS,
 } from "./connection-wait.js";
 export { type ControlRow, type ControlStore, controlRowOf, type RateTake } from "./control-store.js";
+export { type ControlStatements, ControlTable } from "./control-table.js";
 export { CONTROL_TABLE, controlTableKey, scopeText } from "./controls.js";
 export {
   type DetectedCapabilities,
