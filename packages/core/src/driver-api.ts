@@ -38,6 +38,7 @@ export {
   DEFAULT_ACQUIRE_TIMEOUT_MS,
 } from "./connection-wait.js";
 export { type ControlRow, type ControlStore, controlRowOf, type RateTake } from "./control-store.js";
+export { type ControlStatements, ControlTable } from "./control-table.js";
 export { CONTROL_TABLE, controlTableKey, scopeText } from "./controls.js";
 export {
   type DetectedCapabilities,
@@ -176,3 +177,4 @@ export {
 } from "./tokens.js";
 export { isPromiseLike, type TransactionWork } from "./transactional.js";
 export { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "./unique.js";
+export { retryUniqueAttempt, type UniqueAttempt } from "./unique-retry.js";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { type ControlRow, type ControlStore, controlRowOf, type RateTake } from "@rowclaim/core/driver";
+import { type ControlStatements, ControlTable } from "@rowclaim/core/driver";
 import {
   controlsPresentSql,
   controlsReadSql,
@@ -25,73 +25,59 @@ import { withDeadlockRetry } from "./retry.js";
 /** MySQL's "table doesn't exist". */
 const NO_SUCH_TABLE = 1146;
 
-/** The MySQL/MariaDB {@link ControlStore}. */
-export class MysqlControlStore implements ControlStore {
-  readonly #pool: QueryableLike;
-  /** Whether the control table was seen to exist (then reads go straight to it). */
-  #present = false;
-
-  constructor(pool: QueryableLike) {
-    this.#pool = pool;
-  }
-
-  async #run(table: string, what: string, sql: string, values: unknown[]): Promise<unknown> {
+/** The MySQL/MariaDB control statements, each one query on `pool`, run again after a deadlock. */
+function mysqlControlStatements(pool: QueryableLike): ControlStatements {
+  const run = async (table: string, what: string, sql: string, values: unknown[]): Promise<unknown> => {
     try {
-      const [result] = await withDeadlockRetry(() => this.#pool.query(sql, values));
+      const [result] = await withDeadlockRetry(() => pool.query(sql, values));
       return result;
     } catch (error) {
       throw normalizeError(error, { table, operation: `control table ${what}`, statement: sql });
     }
-  }
-
-  async setPaused(table: string, scope: string, paused: boolean): Promise<void> {
-    await this.ensure();
-    await this.#run(table, "pause", controlsSetPausedSql, controlsSetPausedValues(table, scope, paused));
-  }
-
-  async read(table: string): Promise<readonly ControlRow[]> {
-    if (!this.#present) {
-      const rows = (await this.#run(table, "control table check", controlsPresentSql, [])) as Record<
+  };
+  return {
+    async present(table) {
+      const rows = (await run(table, "control table check", controlsPresentSql, [])) as Record<
         string,
         unknown
       >[];
-      if (Number(Object.values(rows[0] ?? {})[0] ?? 0) === 0) return [];
-      this.#present = true;
-    }
-    let rows: Record<string, unknown>[];
-    try {
-      [rows] = (await this.#pool.query(controlsReadSql, [table])) as [Record<string, unknown>[], unknown];
-    } catch (error) {
-      if ((error as { errno?: unknown }).errno === NO_SUCH_TABLE) {
-        this.#present = false;
-        return [];
+      return Number(Object.values(rows[0] ?? {})[0] ?? 0) !== 0;
+    },
+    async read(table) {
+      try {
+        const [rows] = (await pool.query(controlsReadSql, [table])) as [Record<string, unknown>[], unknown];
+        return rows;
+      } catch (error) {
+        if ((error as { errno?: unknown }).errno === NO_SUCH_TABLE) return undefined;
+        throw normalizeError(error, { table, operation: "control table read", statement: controlsReadSql });
       }
-      throw normalizeError(error, { table, operation: "control table read", statement: controlsReadSql });
-    }
-    return rows.map(controlRowOf);
-  }
+    },
+    async setPaused(table, scope, paused) {
+      await run(table, "pause", controlsSetPausedSql, controlsSetPausedValues(table, scope, paused));
+    },
+    async takeRate(table, scope, take) {
+      const header = (await run(
+        table,
+        "rate take",
+        controlsTakeRateSql,
+        controlsTakeRateValues(table, scope, take),
+      )) as ResultHeaderLike;
+      return Number(header.insertId);
+    },
+    async returnRate(table, scope, window, count) {
+      await run(table, "rate give-back", controlsReturnRateSql, [count, table, scope, window]);
+    },
+    async create() {
+      await run("rowclaim_controls", "CREATE TABLE", controlsSchemaSql, []);
+    },
+    schemaSql: `${controlsSchemaSql};`,
+  };
+}
 
-  async takeRate(table: string, scope: string, take: RateTake): Promise<number> {
-    const header = (await this.#run(
-      table,
-      "rate take",
-      controlsTakeRateSql,
-      controlsTakeRateValues(table, scope, take),
-    )) as ResultHeaderLike;
-    return Number(header.insertId);
-  }
-
-  async returnRate(table: string, scope: string, window: number, count: number): Promise<void> {
-    await this.#run(table, "rate give-back", controlsReturnRateSql, [count, table, scope, window]);
-  }
-
-  async ensure(): Promise<void> {
-    if (this.#present) return;
-    await this.#run("rowclaim_controls", "CREATE TABLE", controlsSchemaSql, []);
-    this.#present = true;
-  }
-
-  schemaSql(): string {
-    return `${controlsSchemaSql};`;
+/** The MySQL/MariaDB {@link ControlStore}: core's {@link ControlTable} over this dialect's statements. */
+export class MysqlControlStore extends ControlTable {
+  /** @param pool where statements run. */
+  constructor(pool: QueryableLike) {
+    super(mysqlControlStatements(pool));
   }
 }

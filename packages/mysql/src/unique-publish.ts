@@ -9,7 +9,7 @@
  * @module
  */
 import { type PublishResult, type RowId, SchemaError, type TableDefinition } from "@rowclaim/core";
-import { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "@rowclaim/core/driver";
+import { retryUniqueAttempt, type UniquePublishRow } from "@rowclaim/core/driver";
 import { normalizeError } from "./normalize-error.js";
 import { matchedRows, type QueryableLike, run, selectRows } from "./pool-like.js";
 import { uniqueIndexName } from "./sql.js";
@@ -34,42 +34,54 @@ async function publishOne(
   row: UniquePublishRow,
 ): Promise<PublishResult> {
   const insert = uniqueInsert(table, row, row.key);
+  const replace = row.onConflict === "replace";
+  const holder = row.key === null ? null : uniqueHolder(table, row, row.key, replace);
+  /** The last error met, a refused duplicate included: what a publish that never settles reports. */
   let last: unknown;
-  for (let attempt = 0; attempt < UNIQUE_PUBLISH_ATTEMPTS; attempt++) {
-    try {
-      const header = await run(client, insert.sql, insert.values);
-      return { id: header.insertId as RowId, outcome: "inserted" };
-    } catch (error) {
-      last = error;
-      const errno = (error as { errno?: unknown }).errno;
-      if (typeof errno === "number" && retriedErrnos.has(errno)) continue;
-      if (row.key === null || errno !== 1062 || !isKeyIndex(error, table)) {
-        throw normalizeError(error, {
-          table: table.name,
-          operation: "unique publish",
-          statement: insert.sql,
-        });
+  return retryUniqueAttempt({
+    attempt: async (): Promise<PublishResult | undefined> => {
+      try {
+        const header = await run(client, insert.sql, insert.values);
+        return { id: header.insertId as RowId, outcome: "inserted" };
+      } catch (error) {
+        last = error;
+        if (isRetried(error)) throw error;
+        if (holder === null || errnoOf(error) !== 1062 || !isKeyIndex(error, table)) {
+          throw normalizeError(error, {
+            table: table.name,
+            operation: "unique publish",
+            statement: insert.sql,
+          });
+        }
       }
-    }
-    const replace = row.onConflict === "replace";
-    const holder = uniqueHolder(table, row, row.key, replace);
-    try {
-      const header = await run(client, holder.sql, holder.values);
-      if (matchedRows(header) === 1)
-        return { id: header.insertId as RowId, outcome: replace ? "replaced" : "kept" };
-    } catch (error) {
-      last = error;
-      const errno = (error as { errno?: unknown }).errno;
-      if (!(typeof errno === "number" && retriedErrnos.has(errno))) {
+      try {
+        const header = await run(client, holder.sql, holder.values);
+        if (matchedRows(header) === 1)
+          return { id: header.insertId as RowId, outcome: replace ? "replaced" : "kept" };
+        return undefined;
+      } catch (error) {
+        last = error;
+        if (isRetried(error)) throw error;
         throw normalizeError(error, {
           table: table.name,
           operation: "unique publish",
           statement: holder.sql,
         });
       }
-    }
-  }
-  throw normalizeError(last, { table: table.name, operation: "unique publish" });
+    },
+    retried: isRetried,
+    exhausted: () => normalizeError(last, { table: table.name, operation: "unique publish" }),
+  });
+}
+
+function errnoOf(error: unknown): unknown {
+  return (error as { errno?: unknown }).errno;
+}
+
+/** Whether `error` is a deadlock or lock wait timeout, which the next attempt may not meet. */
+function isRetried(error: unknown): boolean {
+  const errno = errnoOf(error);
+  return typeof errno === "number" && retriedErrnos.has(errno);
 }
 
 /** Whether a duplicate-key error names the key's unique index (MySQL 8 writes `table.index`). */

@@ -1,18 +1,12 @@
 /**
- * The PostgreSQL driver's control store (`ControlStore` of `@rowclaim/core`): pauses and rate
+ * The PostgreSQL driver's control store (core's `ControlTable` over this dialect's statements): pauses and rate
  * counters in `rowclaim_controls` (`src/controls-sql.ts`). Each call is one statement on a
  * connection of the pool, returned at once. With `notify: true` it also watches: one LISTEN
  * connection per table whose pauses subscriptions of this driver follow, shared by them.
  *
  * @module
  */
-import {
-  type ControlRow,
-  type ControlStore,
-  controlRowOf,
-  type RateTake,
-  type WakeListener,
-} from "@rowclaim/core/driver";
+import { type ControlStatements, ControlTable, type WakeListener } from "@rowclaim/core/driver";
 import {
   controlsChannelFor,
   controlsPresentSql,
@@ -29,11 +23,64 @@ import type { PoolLike, QueryableLike } from "./pool-like.js";
 /** SQLSTATEs of a `CREATE TABLE IF NOT EXISTS` that lost a race with another one: the table is there. */
 const CREATED_MEANWHILE = new Set(["23505", "42P07"]);
 
-/** The PostgreSQL {@link ControlStore}. */
-export class PostgresControlStore implements ControlStore {
-  readonly #pool: QueryableLike;
-  /** Whether the control table was seen to exist (then reads go straight to it). */
-  #present = false;
+/** The PostgreSQL control statements, each one query on `pool`. */
+function postgresControlStatements(pool: QueryableLike): ControlStatements {
+  const query = async (table: string, what: string, text: string, values: unknown[]) => {
+    try {
+      return await pool.query({ text, values });
+    } catch (error) {
+      throw normalizeError(error, { table, form: "control table", statement: what });
+    }
+  };
+  return {
+    async present(table) {
+      const result = await query(table, "control table check", controlsPresentSql, []);
+      return result.rows[0]?.present === true;
+    },
+    async read(table) {
+      try {
+        return (await pool.query({ text: controlsReadSql, values: [table] })).rows;
+      } catch (error) {
+        if (sqlStateOf(error) === "42P01") return undefined;
+        throw normalizeError(error, { table, form: "control table", statement: "control read" });
+      }
+    },
+    async setPaused(table, scope, paused) {
+      await query(table, "pause", controlsSetPausedSql, [table, scope, paused, controlsChannelFor(table)]);
+    },
+    async takeRate(table, scope, take) {
+      const result = await query(table, "rate take", controlsTakeRateSql, [
+        table,
+        scope,
+        take.window,
+        take.limit,
+        take.want,
+        take.intervalMs,
+      ]);
+      return Number(result.rows[0]?.rate_granted ?? 0);
+    },
+    async returnRate(table, scope, window, count) {
+      await query(table, "rate give-back", controlsReturnRateSql, [table, scope, window, count]);
+    },
+    async create() {
+      try {
+        await pool.query({ text: controlsSchemaSql });
+      } catch (error) {
+        const state = sqlStateOf(error);
+        if (state === undefined || !CREATED_MEANWHILE.has(state))
+          throw normalizeError(error, {
+            table: "rowclaim_controls",
+            form: "control table",
+            statement: "CREATE TABLE",
+          });
+      }
+    },
+    schemaSql: controlsSchemaSql,
+  };
+}
+
+/** The PostgreSQL {@link ControlStore}: core's {@link ControlTable}, plus a watch where the driver listens. */
+export class PostgresControlStore extends ControlTable {
   /** Listeners by table key, shared by the watches of one table. */
   readonly #listeners = new Map<string, { listener: Promise<ChannelListener>; watchers: Set<() => void> }>();
 
@@ -42,86 +89,12 @@ export class PostgresControlStore implements ControlStore {
    * @param listenPool where a watch takes its LISTEN connection; absent: no watch (polling only).
    */
   constructor(pool: QueryableLike, listenPool: PoolLike | undefined) {
-    this.#pool = pool;
+    super(postgresControlStatements(pool));
     if (listenPool !== undefined) this.watch = (table, onChange) => this.#watch(listenPool, table, onChange);
   }
 
   /** Set where the driver listens (`notify: true`). */
   readonly watch?: (table: string, onChange: () => void) => Promise<WakeListener>;
-
-  async #query(table: string, what: string, text: string, values: unknown[]) {
-    try {
-      return await this.#pool.query({ text, values });
-    } catch (error) {
-      throw normalizeError(error, { table, form: "control table", statement: what });
-    }
-  }
-
-  async setPaused(table: string, scope: string, paused: boolean): Promise<void> {
-    await this.ensure();
-    await this.#query(table, "pause", controlsSetPausedSql, [
-      table,
-      scope,
-      paused,
-      controlsChannelFor(table),
-    ]);
-  }
-
-  async read(table: string): Promise<readonly ControlRow[]> {
-    if (!this.#present) {
-      const result = await this.#query(table, "control table check", controlsPresentSql, []);
-      if (result.rows[0]?.present !== true) return [];
-      this.#present = true;
-    }
-    let result: Awaited<ReturnType<QueryableLike["query"]>>;
-    try {
-      result = await this.#pool.query({ text: controlsReadSql, values: [table] });
-    } catch (error) {
-      // Dropped since it was seen: nothing is paused.
-      if (sqlStateOf(error) === "42P01") {
-        this.#present = false;
-        return [];
-      }
-      throw normalizeError(error, { table, form: "control table", statement: "control read" });
-    }
-    return result.rows.map(controlRowOf);
-  }
-
-  async takeRate(table: string, scope: string, take: RateTake): Promise<number> {
-    const result = await this.#query(table, "rate take", controlsTakeRateSql, [
-      table,
-      scope,
-      take.window,
-      take.limit,
-      take.want,
-      take.intervalMs,
-    ]);
-    return Number(result.rows[0]?.rate_granted ?? 0);
-  }
-
-  async returnRate(table: string, scope: string, window: number, count: number): Promise<void> {
-    await this.#query(table, "rate give-back", controlsReturnRateSql, [table, scope, window, count]);
-  }
-
-  async ensure(): Promise<void> {
-    if (this.#present) return;
-    try {
-      await this.#pool.query({ text: controlsSchemaSql });
-    } catch (error) {
-      const state = sqlStateOf(error);
-      if (state === undefined || !CREATED_MEANWHILE.has(state))
-        throw normalizeError(error, {
-          table: "rowclaim_controls",
-          form: "control table",
-          statement: "CREATE TABLE",
-        });
-    }
-    this.#present = true;
-  }
-
-  schemaSql(): string {
-    return controlsSchemaSql;
-  }
 
   async #watch(pool: PoolLike, table: string, onChange: () => void): Promise<WakeListener> {
     let entry = this.#listeners.get(table);

@@ -7,7 +7,7 @@
  * @module
  */
 import type { PublishResult, RowId, TableDefinition } from "@rowclaim/core";
-import { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "@rowclaim/core/driver";
+import { retryUniqueAttempt, type UniquePublishRow } from "@rowclaim/core/driver";
 import { execute } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
@@ -57,22 +57,21 @@ export class UniquePublisher {
     extras.forEach((column, index) => {
       values[`extra${index}`] = row.values[column];
     });
-    let last: unknown;
-    for (let attempt = 0; attempt < UNIQUE_PUBLISH_ATTEMPTS; attempt++) {
-      try {
-        const result = await execute(this.#pool, stmt, values);
-        const found = result.rows[0];
-        if (found === undefined) continue;
+    return retryUniqueAttempt({
+      attempt: async (): Promise<PublishResult | undefined> => {
+        const found = (await execute(this.#pool, stmt, values)).rows[0];
+        if (found === undefined) return undefined;
         const id = found.rc_id as RowId;
         if (found.rc_inserted === true) return { id, outcome: "inserted" };
         return { id, outcome: replace ? "replaced" : "kept" };
-      } catch (error) {
+      },
+      retried: (error) => {
         const code = (error as { code?: unknown }).code;
-        if (typeof code !== "string" || !retried.has(code)) throw error;
-        last = error;
-      }
-    }
-    throw last ?? new Error(`unique publish of table "${table.name}": the key's holder kept changing`);
+        return typeof code === "string" && retried.has(code);
+      },
+      exhausted: (last) =>
+        last ?? new Error(`unique publish of table "${table.name}": the key's holder kept changing`),
+    });
   }
 
   #statement(
