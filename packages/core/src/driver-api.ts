@@ -172,3 +172,12 @@ export {
 } from "./tokens.js";
 export { isPromiseLike, type TransactionWork } from "./transactional.js";
 export { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "./unique.js";
+export { DriverLifecycle } from "./driver-lifecycle.js";
+export {
+  type NativeErrorCode,
+  type NativeErrorDetails,
+  type NativeErrorSentence,
+  type NativeErrorWords,
+  nativeErrorNormalizer,
+  nativeErrorOf,
+} from "./native-errors.js";
