@@ -50,6 +50,7 @@ export {
   type ProbeName,
   type WakeListener,
 } from "./driver.js";
+export { DriverLifecycle } from "./driver-lifecycle.js";
 export {
   AuthenticationError,
   BatchRolledBackError,
@@ -91,6 +92,14 @@ export {
   type RowLockBatch,
   type RowLockClaimer,
 } from "./forms.js";
+export {
+  type NativeErrorCode,
+  type NativeErrorDetails,
+  type NativeErrorSentence,
+  type NativeErrorWords,
+  nativeErrorNormalizer,
+  nativeErrorOf,
+} from "./native-errors.js";
 export {
   type ActionScope,
   type DriverPruneBatch,
@@ -172,12 +181,3 @@ export {
 } from "./tokens.js";
 export { isPromiseLike, type TransactionWork } from "./transactional.js";
 export { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "./unique.js";
-export { DriverLifecycle } from "./driver-lifecycle.js";
-export {
-  type NativeErrorCode,
-  type NativeErrorDetails,
-  type NativeErrorSentence,
-  type NativeErrorWords,
-  nativeErrorNormalizer,
-  nativeErrorOf,
-} from "./native-errors.js";

@@ -52,7 +52,11 @@ export interface NativeErrorDetails {
  * its column and statement, `CONNECTION_TIMEOUT` a {@link ConnectionTimeoutError} whose wait is
  * unknown, `NaN`).
  */
-export function nativeErrorOf(code: NativeErrorCode, message: string, details: NativeErrorDetails): BrokerError {
+export function nativeErrorOf(
+  code: NativeErrorCode,
+  message: string,
+  details: NativeErrorDetails,
+): BrokerError {
   const options = { table: details.table, cause: details.cause };
   switch (code) {
     case "SCHEMA":
@@ -110,9 +114,9 @@ export interface NativeErrorWords<C extends { readonly table: string }> {
  *   sentences: { CONSTRAINT: (where, native) => `${where}: … (${native}). Nothing was written.` },
  * });
  */
-export function nativeErrorNormalizer<C extends { readonly table: string; readonly statement?: string | undefined }>(
-  words: NativeErrorWords<C>,
-): (error: unknown, context: C) => unknown {
+export function nativeErrorNormalizer<
+  C extends { readonly table: string; readonly statement?: string | undefined },
+>(words: NativeErrorWords<C>): (error: unknown, context: C) => unknown {
   return (error, context) => {
     const code = words.codeOf(error);
     const sentences: Readonly<Partial<Record<BrokerErrorCode, NativeErrorSentence>>> = words.sentences;

@@ -4,7 +4,6 @@
  * @module
  */
 import {
-  ClosedError,
   DeclarationError,
   type Driver,
   InvalidArgumentError,
@@ -19,6 +18,7 @@ import {
   ConnectionBudget,
   type DetectedCapabilities,
   type DriverCapabilities,
+  DriverLifecycle,
   type DriverPublishOptions,
   driverCapabilities,
   type OpenOptions,
@@ -162,7 +162,8 @@ export class MysqlDriver implements Driver {
   /** Pauses and rate counters (`src/controls.ts`). */
   readonly controls: MysqlControlStore;
   #server: Promise<ServerInfo> | undefined;
-  #closing: Promise<void> | undefined;
+  /** The closed guard and close sequence (core's). */
+  readonly #lifecycle = new DriverLifecycle("MySQL");
 
   constructor(options: MysqlDriverOptions) {
     if (typeof options !== "object" || options === null) {
@@ -231,7 +232,7 @@ export class MysqlDriver implements Driver {
    * Every failure is a rowclaim error.
    */
   async open(table: TableDefinition, options: OpenOptions): Promise<Claimer> {
-    this.#assertOpen(table);
+    this.#lifecycle.assertOpen(table);
     return this.#budget.open(table, poolConnectionLimit(this.pool), options, () =>
       this.#openChecked(table, options).catch((error: unknown) => {
         throw normalizeError(error, { table: table.name, operation: `${table.form} open` });
@@ -310,7 +311,7 @@ export class MysqlDriver implements Driver {
     rows: readonly PublishRow[],
     options: DriverPublishOptions,
   ): Promise<readonly RowId[]> {
-    this.#assertOpen(table);
+    this.#lifecycle.assertOpen(table);
     const client = options.client === undefined ? this.#bounded : publishClient(options.client, table);
     let server: ServerInfo;
     try {
@@ -331,7 +332,7 @@ export class MysqlDriver implements Driver {
     rows: readonly UniquePublishRow[],
     options: DriverPublishOptions,
   ): Promise<readonly PublishResult[]> {
-    this.#assertOpen(table);
+    this.#lifecycle.assertOpen(table);
     if (options.client !== undefined) {
       throw new InvalidArgumentError(`publish(${table.name}): a unique publish takes no client.`, {
         table: table.name,
@@ -345,19 +346,7 @@ export class MysqlDriver implements Driver {
   }
 
   close(): Promise<void> {
-    this.#closing ??= this.#ownsPool ? this.pool.end() : Promise.resolve();
-    return this.#closing;
-  }
-
-  #assertOpen(table: TableDefinition): void {
-    if (this.#closing !== undefined) {
-      throw new ClosedError(
-        `The MySQL driver is closed; table "${table.name}" cannot be used through it. Create a new driver.`,
-        {
-          table: table.name,
-        },
-      );
-    }
+    return this.#lifecycle.close(() => (this.#ownsPool ? this.pool.end() : undefined));
   }
 }
 

@@ -19,6 +19,7 @@ import {
   ConnectionBudget,
   type ControlStore,
   type DetectedCapabilities,
+  DriverLifecycle,
   type DriverPublishOptions,
   driverCapabilities,
   type OpenOptions,
@@ -190,7 +191,8 @@ export function createPostgresDriverOn(
   );
   const uniquePublisher = new UniquePublisher(statementPool, notify ? channelFor : null);
   let serverVersion: Promise<{ num: number; text: string }> | undefined;
-  let closed = false;
+  // The closed guard and close sequence (core's): after close(), open and publish refuse with CLOSED.
+  const lifecycle = new DriverLifecycle("PostgreSQL");
 
   const assumed = options.assumeServerVersion;
   if (assumed !== undefined)
@@ -331,8 +333,9 @@ export function createPostgresDriverOn(
 
   // The pool-size check and error normalization around every subscription's startup.
   const budget = new ConnectionBudget();
-  const openSized = (table: TableDefinition, openOptions: OpenOptions): Promise<Claimer> =>
-    budget.open(table, poolMax(pool), openOptions, () =>
+  const openSized = async (table: TableDefinition, openOptions: OpenOptions): Promise<Claimer> => {
+    lifecycle.assertOpen(table);
+    return budget.open(table, poolMax(pool), openOptions, () =>
       open(table, openOptions).catch((error: unknown) => {
         throw normalizeError(error, {
           table: table.name,
@@ -341,6 +344,7 @@ export function createPostgresDriverOn(
         });
       }),
     );
+  };
 
   const driver: PostgresExecutorDriver = {
     name: maker.name,
@@ -365,28 +369,29 @@ export function createPostgresDriverOn(
     databaseTime: () => probes.databaseTime(),
     queueStatus: postgresStatusReader(statementPool),
     open: openSized,
-    publish(
+    async publish(
       table: TableDefinition,
       rows: readonly PublishRow[],
       publishOptions: DriverPublishOptions,
     ): Promise<readonly RowId[]> {
+      lifecycle.assertOpen(table);
       return publisher.publish(table, rows, publishOptions.client);
     },
-    publishUnique(
+    async publishUnique(
       table: TableDefinition,
       rows: readonly UniquePublishRow[],
     ): Promise<readonly PublishResult[]> {
+      lifecycle.assertOpen(table);
       return uniquePublisher.publish(table, rows);
     },
     schemaSql,
     operations: postgresOperations(statementPool),
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      await Promise.allSettled([...listeners].map((listener) => listener.close()));
-      listeners.clear();
-      await maker.end?.();
-    },
+    close: () =>
+      lifecycle.close(async () => {
+        await Promise.allSettled([...listeners].map((listener) => listener.close()));
+        listeners.clear();
+        await maker.end?.();
+      }),
   };
   if (notify) {
     driver.listen = async (table: TableDefinition, onWake: () => void): Promise<WakeListener> => {
