@@ -143,6 +143,7 @@ export {
   type StatusQuery,
   type TableCounts,
 } from "./queue-status-reader.js";
+export { probeRowLocks, type RowLockProbeSession } from "./row-lock-probe.js";
 export type { ClaimedRow, Headers, PublishRow, RowId } from "./rows.js";
 export {
   type LedgerSchedule,
@@ -164,6 +165,7 @@ export {
   type ReleaseSettlement,
   type Settlement,
 } from "./settlement.js";
+export { DecidedOnce, ProbeFindings, type StartupProbe } from "./startup-probes.js";
 export {
   type ActionRow,
   dateOf,
