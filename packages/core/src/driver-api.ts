@@ -127,6 +127,7 @@ export {
   unknownKey,
 } from "./options-check.js";
 export { decodeHeaders, decodePayload, encodeHeaders, encodePayload } from "./payload.js";
+export { refuseUniquePublishClient } from "./publish-client.js";
 export {
   type CappedCount,
   firstRowPerKey,

@@ -42,15 +42,21 @@ describe("DecidedOnce", () => {
   it("keeps a decided result, runs again after an undecided one or a failure", async () => {
     const once = new DecidedOnce<boolean>();
     let runs = 0;
-    expect(await once.get(async () => (runs++, undefined))).toBeUndefined();
+    const counted =
+      <T>(value: T) =>
+      async (): Promise<T> => {
+        runs++;
+        return value;
+      };
+    expect(await once.get(counted(undefined))).toBeUndefined();
     await expect(
       once.get(async () => {
         runs++;
         throw new Error("lost");
       }),
     ).rejects.toThrow("lost");
-    expect(await once.get(async () => (runs++, true))).toBe(true);
-    expect(await once.get(async () => (runs++, false))).toBe(true);
+    expect(await once.get(counted(true))).toBe(true);
+    expect(await once.get(counted(false))).toBe(true);
     expect(runs).toBe(3);
   });
 

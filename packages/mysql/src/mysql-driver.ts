@@ -27,6 +27,7 @@ import {
   type ProbeName,
   type PublishRow,
   type QueueStatusReader,
+  refuseUniquePublishClient,
   refuseUnknownOptions,
   type ScheduleLedger,
   type UniquePublishRow,
@@ -333,11 +334,7 @@ export class MysqlDriver implements Driver {
     options: DriverPublishOptions,
   ): Promise<readonly PublishResult[]> {
     this.#lifecycle.assertOpen(table);
-    if (options.client !== undefined) {
-      throw new InvalidArgumentError(`publish(${table.name}): a unique publish takes no client.`, {
-        table: table.name,
-      });
-    }
+    refuseUniquePublishClient(table, options);
     return publishUniqueRows(this.#bounded, table, rows);
   }
 

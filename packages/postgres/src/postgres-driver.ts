@@ -15,6 +15,7 @@ import {
   type TableDefinition,
 } from "@rowclaim/core";
 import {
+  acquireTimeoutOf,
   type Claimer,
   ConnectionBudget,
   type ControlStore,
@@ -26,11 +27,12 @@ import {
   type OptionKeySet,
   type ProbeName,
   type PublishRow,
+  refuseUniquePublishClient,
   type UniquePublishRow,
   type WakeListener,
 } from "@rowclaim/core/driver";
 import { PostgresAdvisoryClaimer } from "./advisory.js";
-import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolMax } from "./bounded-pool.js";
+import { BoundedPool, poolMax } from "./bounded-pool.js";
 import { HeldConnection } from "./connection.js";
 import { PostgresControlStore } from "./controls.js";
 import { PostgresLeaseClaimer } from "./lease.js";
@@ -155,12 +157,7 @@ export function checkExecutorOptions(options: PostgresExecutorOptions, caller: s
     throw new InvalidArgumentError(
       `${caller}: watchControls needs notify: true (pauses are heard through LISTEN/NOTIFY).`,
     );
-  const acquireTimeoutMs: unknown = options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
-  if (typeof acquireTimeoutMs !== "number" || !Number.isFinite(acquireTimeoutMs) || acquireTimeoutMs < 1) {
-    throw new InvalidArgumentError(
-      `${caller}: acquireTimeoutMs must be a number of milliseconds of at least 1, got ${String(acquireTimeoutMs)}.`,
-    );
-  }
+  acquireTimeoutOf(caller, options.acquireTimeoutMs);
 }
 
 /**
@@ -179,8 +176,7 @@ export function createPostgresDriverOn(
   const listeners = new Set<WakeListener>();
   // The pool the driver's statements go through: it learns once whether clients keep their
   // server session (not behind a transaction pooler) and sends statements unnamed where not.
-  const acquireTimeoutMs = options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
-  const boundedPool = new BoundedPool(pool, acquireTimeoutMs);
+  const boundedPool = new BoundedPool(pool, acquireTimeoutOf(maker.caller, options.acquireTimeoutMs));
   const probes = new PostgresProbes(boundedPool, options.skipProbes);
   const statementPool = probes.pool;
   const publisher = new Publisher(statementPool, notify ? channelFor : null);
@@ -380,8 +376,10 @@ export function createPostgresDriverOn(
     async publishUnique(
       table: TableDefinition,
       rows: readonly UniquePublishRow[],
+      publishOptions: DriverPublishOptions,
     ): Promise<readonly PublishResult[]> {
       lifecycle.assertOpen(table);
+      refuseUniquePublishClient(table, publishOptions);
       return uniquePublisher.publish(table, rows);
     },
     schemaSql,

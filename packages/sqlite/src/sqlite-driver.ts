@@ -26,6 +26,7 @@ import {
   type OptionKeySet,
   type PublishRow,
   type QueueStatusReader,
+  refuseUniquePublishClient,
   refuseUnknownOptions,
   type ScheduleLedger,
   type UniquePublishRow,
@@ -309,11 +310,7 @@ export class SqliteDriver implements Driver {
     options: DriverPublishOptions,
   ): Promise<readonly PublishResult[]> {
     this.#lifecycle.assertOpen(table);
-    if (options.client !== undefined) {
-      throw new InvalidArgumentError(`publish(${table.name}): a unique publish takes no client.`, {
-        table: table.name,
-      });
-    }
+    refuseUniquePublishClient(table, options);
     return retryBusyAs(
       this.database,
       this.#busy,
