@@ -15,7 +15,6 @@ import {
 import {
   acquireTimeoutOf,
   type Claimer,
-  ConnectionBudget,
   type DetectedCapabilities,
   type DriverCapabilities,
   DriverLifecycle,
@@ -154,8 +153,6 @@ export class MysqlDriver implements Driver {
   readonly #ownsPool: boolean;
   /** The pool every statement of the driver goes through: {@link MysqlDriver.pool} with bounded waits. */
   readonly #bounded: PoolLike;
-  /** Connections the open subscriptions need together, for the pool-size warning. */
-  readonly #budget = new ConnectionBudget();
   readonly #assumeServerVersion: string | undefined;
   readonly #probes: MysqlProbes;
   /** Reads a table's counts and rows in work (`readQueueStatus`, `listInWork`): `src/queue-status.ts`. */
@@ -232,12 +229,13 @@ export class MysqlDriver implements Driver {
    * `connectionLimit` against the subscription's workers), then checks the server and the table.
    * Every failure is a rowclaim error.
    */
-  async open(table: TableDefinition, options: OpenOptions): Promise<Claimer> {
-    this.#lifecycle.assertOpen(table);
-    return this.#budget.open(table, poolConnectionLimit(this.pool), options, () =>
-      this.#openChecked(table, options).catch((error: unknown) => {
-        throw normalizeError(error, { table: table.name, operation: `${table.form} open` });
-      }),
+  open(table: TableDefinition, options: OpenOptions): Promise<Claimer> {
+    return this.#lifecycle.open(
+      table,
+      options,
+      poolConnectionLimit(this.pool),
+      () => this.#openChecked(table, options),
+      (error) => normalizeError(error, { table: table.name, operation: `${table.form} open` }),
     );
   }
 

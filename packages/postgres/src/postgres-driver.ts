@@ -17,7 +17,6 @@ import {
 import {
   acquireTimeoutOf,
   type Claimer,
-  ConnectionBudget,
   type ControlStore,
   type DetectedCapabilities,
   DriverLifecycle,
@@ -327,21 +326,6 @@ export function createPostgresDriverOn(
     return claimer;
   };
 
-  // The pool-size check and error normalization around every subscription's startup.
-  const budget = new ConnectionBudget();
-  const openSized = async (table: TableDefinition, openOptions: OpenOptions): Promise<Claimer> => {
-    lifecycle.assertOpen(table);
-    return budget.open(table, poolMax(pool), openOptions, () =>
-      open(table, openOptions).catch((error: unknown) => {
-        throw normalizeError(error, {
-          table: table.name,
-          form: formLabel(table),
-          statement: "subscription startup",
-        });
-      }),
-    );
-  };
-
   const driver: PostgresExecutorDriver = {
     name: maker.name,
     dialect: "postgres",
@@ -364,7 +348,20 @@ export function createPostgresDriverOn(
     detected: () => probes.detected(),
     databaseTime: () => probes.databaseTime(),
     queueStatus: postgresStatusReader(statementPool),
-    open: openSized,
+    // The closed guard, the pool-size check and error normalization around every startup (core's).
+    open: (table, openOptions) =>
+      lifecycle.open(
+        table,
+        openOptions,
+        poolMax(pool),
+        () => open(table, openOptions),
+        (error) =>
+          normalizeError(error, {
+            table: table.name,
+            form: formLabel(table),
+            statement: "subscription startup",
+          }),
+      ),
     async publish(
       table: TableDefinition,
       rows: readonly PublishRow[],
