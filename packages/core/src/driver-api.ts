@@ -52,6 +52,7 @@ export {
   type ProbeName,
   type WakeListener,
 } from "./driver.js";
+export { DriverLifecycle } from "./driver-lifecycle.js";
 export {
   AuthenticationError,
   BatchRolledBackError,
@@ -95,6 +96,14 @@ export {
 } from "./forms.js";
 export { firstRowsPerKey, KeyCounts } from "./key-window.js";
 export {
+  type NativeErrorCode,
+  type NativeErrorDetails,
+  type NativeErrorSentence,
+  type NativeErrorWords,
+  nativeErrorNormalizer,
+  nativeErrorOf,
+} from "./native-errors.js";
+export {
   type ActionScope,
   type DriverPruneBatch,
   type DriverRedriveBatch,
@@ -121,6 +130,7 @@ export {
   unknownKey,
 } from "./options-check.js";
 export { decodeHeaders, decodePayload, encodeHeaders, encodePayload } from "./payload.js";
+export { refuseUniquePublishClient } from "./publish-client.js";
 export {
   type CappedCount,
   firstRowPerKey,
@@ -137,6 +147,7 @@ export {
   type StatusQuery,
   type TableCounts,
 } from "./queue-status-reader.js";
+export { probeRowLocks, type RowLockProbeSession } from "./row-lock-probe.js";
 export type { ClaimedRow, Headers, PublishRow, RowId } from "./rows.js";
 export {
   type LedgerSchedule,
@@ -159,6 +170,7 @@ export {
   type ReleaseSettlement,
   type Settlement,
 } from "./settlement.js";
+export { DecidedOnce, ProbeFindings, type StartupProbe } from "./startup-probes.js";
 export {
   type ActionRow,
   dateOf,

@@ -4,7 +4,6 @@
  * @module
  */
 import {
-  ClosedError,
   DeclarationError,
   type Driver,
   InvalidArgumentError,
@@ -16,9 +15,9 @@ import {
 import {
   acquireTimeoutOf,
   type Claimer,
-  ConnectionBudget,
   type DetectedCapabilities,
   type DriverCapabilities,
+  DriverLifecycle,
   type DriverPublishOptions,
   driverCapabilities,
   type OpenOptions,
@@ -27,6 +26,7 @@ import {
   type ProbeName,
   type PublishRow,
   type QueueStatusReader,
+  refuseUniquePublishClient,
   refuseUnknownOptions,
   type ScheduleLedger,
   type UniquePublishRow,
@@ -153,8 +153,6 @@ export class MysqlDriver implements Driver {
   readonly #ownsPool: boolean;
   /** The pool every statement of the driver goes through: {@link MysqlDriver.pool} with bounded waits. */
   readonly #bounded: PoolLike;
-  /** Connections the open subscriptions need together, for the pool-size warning. */
-  readonly #budget = new ConnectionBudget();
   readonly #assumeServerVersion: string | undefined;
   readonly #probes: MysqlProbes;
   /** Reads a table's counts and rows in work (`readQueueStatus`, `listInWork`): `src/queue-status.ts`. */
@@ -162,7 +160,8 @@ export class MysqlDriver implements Driver {
   /** Pauses and rate counters (`src/controls.ts`). */
   readonly controls: MysqlControlStore;
   #server: Promise<ServerInfo> | undefined;
-  #closing: Promise<void> | undefined;
+  /** The closed guard and close sequence (core's). */
+  readonly #lifecycle = new DriverLifecycle("MySQL");
 
   constructor(options: MysqlDriverOptions) {
     if (typeof options !== "object" || options === null) {
@@ -230,12 +229,13 @@ export class MysqlDriver implements Driver {
    * `connectionLimit` against the subscription's workers), then checks the server and the table.
    * Every failure is a rowclaim error.
    */
-  async open(table: TableDefinition, options: OpenOptions): Promise<Claimer> {
-    this.#assertOpen(table);
-    return this.#budget.open(table, poolConnectionLimit(this.pool), options, () =>
-      this.#openChecked(table, options).catch((error: unknown) => {
-        throw normalizeError(error, { table: table.name, operation: `${table.form} open` });
-      }),
+  open(table: TableDefinition, options: OpenOptions): Promise<Claimer> {
+    return this.#lifecycle.open(
+      table,
+      options,
+      poolConnectionLimit(this.pool),
+      () => this.#openChecked(table, options),
+      (error) => normalizeError(error, { table: table.name, operation: `${table.form} open` }),
     );
   }
 
@@ -310,7 +310,7 @@ export class MysqlDriver implements Driver {
     rows: readonly PublishRow[],
     options: DriverPublishOptions,
   ): Promise<readonly RowId[]> {
-    this.#assertOpen(table);
+    this.#lifecycle.assertOpen(table);
     const client = options.client === undefined ? this.#bounded : publishClient(options.client, table);
     let server: ServerInfo;
     try {
@@ -331,12 +331,8 @@ export class MysqlDriver implements Driver {
     rows: readonly UniquePublishRow[],
     options: DriverPublishOptions,
   ): Promise<readonly PublishResult[]> {
-    this.#assertOpen(table);
-    if (options.client !== undefined) {
-      throw new InvalidArgumentError(`publish(${table.name}): a unique publish takes no client.`, {
-        table: table.name,
-      });
-    }
+    this.#lifecycle.assertOpen(table);
+    refuseUniquePublishClient(table, options);
     return publishUniqueRows(this.#bounded, table, rows);
   }
 
@@ -345,19 +341,7 @@ export class MysqlDriver implements Driver {
   }
 
   close(): Promise<void> {
-    this.#closing ??= this.#ownsPool ? this.pool.end() : Promise.resolve();
-    return this.#closing;
-  }
-
-  #assertOpen(table: TableDefinition): void {
-    if (this.#closing !== undefined) {
-      throw new ClosedError(
-        `The MySQL driver is closed; table "${table.name}" cannot be used through it. Create a new driver.`,
-        {
-          table: table.name,
-        },
-      );
-    }
+    return this.#lifecycle.close(() => (this.#ownsPool ? this.pool.end() : undefined));
   }
 }
 

@@ -4,19 +4,8 @@
  *
  * @module
  */
-import {
-  AuthenticationError,
-  BrokerError,
-  type BrokerErrorCode,
-  ConnectionLostError,
-  ConstraintError,
-  DeadlockError,
-  InvalidArgumentError,
-  LockTimeoutError,
-  SchemaError,
-  UnknownDatabaseError,
-} from "@rowclaim/core";
-import type { ErrorContext } from "@rowclaim/core/driver";
+import { BrokerError, type BrokerErrorCode } from "@rowclaim/core";
+import { type ErrorContext, nativeErrorNormalizer } from "@rowclaim/core/driver";
 
 /** What the driver does about a native error. */
 export interface ErrorClass {
@@ -154,61 +143,28 @@ export function classifyError(error: unknown): ErrorClass {
  * Turns a native error into rowclaim's error where one fits (`SchemaError` for a missing table
  * or column, `InvalidArgumentError` for a value the column refuses, `AuthenticationError` and
  * `UnknownDatabaseError` for a connection the server refuses); returns any other error
- * as it is. The native error is the `cause`.
+ * as it is. The native error is the `cause`. The flow and the error classes are core's
+ * (`nativeErrorNormalizer`); the words are MySQL's.
  */
-export function normalizeError(error: unknown, context: ErrorContext): unknown {
-  const { code } = classifyError(error);
-  const message = error instanceof Error ? error.message : String(error);
-  if (code === "SCHEMA") {
-    return new SchemaError(
-      `Table "${context.table}" (${context.operation}): the database refused a statement because a table or column is missing: ${message}. Create the table with the driver's schemaSql(), or add the column.`,
-      { table: context.table, statement: context.statement, cause: error },
-    );
-  }
-  if (code === "CONSTRAINT") {
-    return new ConstraintError(
-      `Table "${context.table}" (${context.operation}): the database refused the write because it breaks a constraint: ${message}. Nothing was written.`,
-      { table: context.table, cause: error },
-    );
-  }
-  if (code === "CONNECTION_LOST") {
-    return new ConnectionLostError(
-      `Table "${context.table}" (${context.operation}): the connection to the server was lost or refused (${message}). An open transaction was rolled back; check that the server is up, then retry.`,
-      { table: context.table, cause: error },
-    );
-  }
-  if (code === "DEADLOCK") {
-    return new DeadlockError(
-      `Table "${context.table}" (${context.operation}): the server broke a deadlock with another transaction by rolling this one back (${message}). Nothing it did was kept; running it again may succeed.`,
-      { table: context.table, cause: error },
-    );
-  }
-  if (code === "LOCK_TIMEOUT") {
-    return new LockTimeoutError(
-      `Table "${context.table}" (${context.operation}): a row lock wait ran past innodb_lock_wait_timeout (${message}); the statement failed. Running it again may succeed.`,
-      { table: context.table, cause: error },
-    );
-  }
-  if (code === "AUTHENTICATION") {
-    return new AuthenticationError(
-      `Table "${context.table}" (${context.operation}): the server refused the connection's user or password, or the user has no right to the database (${message}). Check the user and password in the connection URL (or your pool's settings), or GRANT the user access.`,
-      { table: context.table, cause: error },
-    );
-  }
-  if (code === "UNKNOWN_DATABASE") {
-    return new UnknownDatabaseError(
-      `Table "${context.table}" (${context.operation}): the database the connection names does not exist on the server (${message}). Create it (CREATE DATABASE), or fix the database name in the connection URL (or your pool's settings).`,
-      { table: context.table, cause: error },
-    );
-  }
-  if (code === "INVALID_ARGUMENT") {
-    return new InvalidArgumentError(
-      `Table "${context.table}" (${context.operation}): the database refused a value: ${message}.`,
-      {
-        table: context.table,
-        cause: error,
-      },
-    );
-  }
-  return error;
-}
+export const normalizeError: (error: unknown, context: ErrorContext) => unknown =
+  nativeErrorNormalizer<ErrorContext>({
+    codeOf: codeForError,
+    where: (context) => `Table "${context.table}" (${context.operation})`,
+    sentences: {
+      SCHEMA: (where, native) =>
+        `${where}: the database refused a statement because a table or column is missing: ${native}. Create the table with the driver's schemaSql(), or add the column.`,
+      CONSTRAINT: (where, native) =>
+        `${where}: the database refused the write because it breaks a constraint: ${native}. Nothing was written.`,
+      CONNECTION_LOST: (where, native) =>
+        `${where}: the connection to the server was lost or refused (${native}). An open transaction was rolled back; check that the server is up, then retry.`,
+      DEADLOCK: (where, native) =>
+        `${where}: the server broke a deadlock with another transaction by rolling this one back (${native}). Nothing it did was kept; running it again may succeed.`,
+      LOCK_TIMEOUT: (where, native) =>
+        `${where}: a row lock wait ran past innodb_lock_wait_timeout (${native}); the statement failed. Running it again may succeed.`,
+      AUTHENTICATION: (where, native) =>
+        `${where}: the server refused the connection's user or password, or the user has no right to the database (${native}). Check the user and password in the connection URL (or your pool's settings), or GRANT the user access.`,
+      UNKNOWN_DATABASE: (where, native) =>
+        `${where}: the database the connection names does not exist on the server (${native}). Create it (CREATE DATABASE), or fix the database name in the connection URL (or your pool's settings).`,
+      INVALID_ARGUMENT: (where, native) => `${where}: the database refused a value: ${native}.`,
+    },
+  });

@@ -20,8 +20,16 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import { BrokerError, ConnectionLostError, type TableDefinition, UnsafeTopologyError } from "@rowclaim/core";
-import type { DetectedCapabilities, ProbeName } from "@rowclaim/core/driver";
+import { BrokerError, ConnectionLostError, type TableDefinition } from "@rowclaim/core";
+import {
+  connectionWithin,
+  DecidedOnce,
+  type DetectedCapabilities,
+  ProbeFindings,
+  type ProbeName,
+  probeRowLocks,
+  type StartupProbe,
+} from "@rowclaim/core/driver";
 import { classifyError } from "./normalize-error.js";
 import { type ConnectionLike, letGo, type PoolLike, selectRows } from "./pool-like.js";
 import { quoteDefinedTable, quoteIdentifier } from "./sql.js";
@@ -57,43 +65,53 @@ function refusedByServer(error: unknown): boolean {
 }
 
 /** Checks out a second connection, or `undefined` when the pool gives none in time (a pool of one). */
-async function secondConnection(pool: PoolLike): Promise<ConnectionLike | undefined> {
-  const pending = pool.getConnection();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), secondConnectionTimeoutMs);
-  });
-  const connection = await Promise.race([pending, timeout]);
-  clearTimeout(timer);
-  if (connection === undefined) {
-    pending.then(
-      (late) => late.release(),
-      () => undefined,
-    );
-  }
-  return connection;
+function secondConnection(pool: PoolLike): Promise<ConnectionLike | undefined> {
+  return connectionWithin(pool.getConnection(), secondConnectionTimeoutMs, (late) => late.release());
 }
 
 const formNames = { rowLock: "row lock", lease: "lease", advisory: "advisory lock" } as const;
 
-/** The probes of one driver and their cached results. */
+/** The probes of one driver and their cached results; the algorithm is core's (`ProbeFindings`). */
 export class MysqlProbes {
   readonly #pool: PoolLike;
-  readonly #skip: ReadonlySet<ProbeName>;
-  readonly #found: Partial<Record<ProbeName, boolean>> = {};
+  readonly #findings: ProbeFindings;
+  readonly #cluster = new DecidedOnce<boolean>();
+  readonly #advisory = new DecidedOnce<boolean>();
+  readonly #skipLocked = new DecidedOnce<boolean>();
   #clusterSize: number | undefined;
-  #cluster: Promise<boolean> | undefined;
-  #advisory: Promise<boolean | undefined> | undefined;
-  #skipLocked: Promise<void> | undefined;
+  /** The probes in the order they run. */
+  readonly #probes: readonly StartupProbe[] = [
+    {
+      name: "multiMaster",
+      forms: ["rowLock", "advisory"],
+      safe: async () => !(await this.#cluster.get(() => this.#probeCluster())),
+      refusal: (table) =>
+        `Table "${table.name}" takes the ${formNames[table.form]} form, but this server is a node of a Galera cluster (wsrep_on = ON, cluster size ${this.#clusterSize ?? "unknown"}): Galera does not carry ${table.form === "advisory" ? "GET_LOCK" : "row locks (FOR UPDATE)"} to the other nodes, so a subscriber on another node would take the same row and it would be delivered twice. Use the lease form (columns.lockedUntil), whose claims and settlements certification orders across nodes, or point every subscriber of this table at one node. To skip this check: createMysqlDriver({ skipProbes: ["multiMaster"] }).`,
+    },
+    {
+      name: "advisoryLock",
+      forms: ["advisory"],
+      safe: () => this.#advisory.get(() => this.#probeAdvisory()),
+      refusal: (table) =>
+        `Table "${table.name}" takes the advisory lock form, but GET_LOCK taken on one connection of this driver's pool did not exclude another connection (a proxy that does not keep sessions, or locks that are no-ops): keys would not exclude and rows would be delivered twice. Give the driver a direct URL, or use the lease form (columns.lockedUntil). To skip this check: createMysqlDriver({ skipProbes: ["advisoryLock"] }).`,
+    },
+    {
+      name: "skipLocked",
+      forms: ["rowLock"],
+      safe: (table) => this.#skipLocked.get(() => this.#probeSkipLocked(table)),
+      refusal: (table) =>
+        `Table "${table.name}" takes the row lock form, but a row held FOR UPDATE by one connection was not skipped by another connection's FOR UPDATE SKIP LOCKED: this server does not keep row locks the way the form needs, and rows would be delivered twice. Use the lease form (columns.lockedUntil). To skip this check: createMysqlDriver({ skipProbes: ["skipLocked"] }).`,
+    },
+  ];
 
   constructor(pool: PoolLike, skip: readonly ProbeName[] = []) {
     this.#pool = pool;
-    this.#skip = new Set(skip);
+    this.#findings = new ProbeFindings(skip);
   }
 
   /** What the probes found so far. */
   detected(): DetectedCapabilities {
-    return Object.freeze({ ...this.#found });
+    return this.#findings.detected();
   }
 
   /**
@@ -101,39 +119,8 @@ export class MysqlProbes {
    *
    * @throws {UnsafeTopologyError} `PROBE_FAILED`, naming the probe and the fix.
    */
-  async check(table: TableDefinition): Promise<void> {
-    if (table.form === "lease") return;
-    if (!this.#skip.has("multiMaster") && (await this.#multiMaster())) {
-      throw new UnsafeTopologyError(
-        `Table "${table.name}" takes the ${formNames[table.form]} form, but this server is a node of a Galera cluster (wsrep_on = ON, cluster size ${this.#clusterSize ?? "unknown"}): Galera does not carry ${table.form === "advisory" ? "GET_LOCK" : "row locks (FOR UPDATE)"} to the other nodes, so a subscriber on another node would take the same row and it would be delivered twice. Use the lease form (columns.lockedUntil), whose claims and settlements certification orders across nodes, or point every subscriber of this table at one node. To skip this check: createMysqlDriver({ skipProbes: ["multiMaster"] }).`,
-        { table: table.name, probe: "multiMaster" },
-      );
-    }
-    if (table.form === "advisory" && !this.#skip.has("advisoryLock")) {
-      this.#advisory ??= this.#probeAdvisory().finally(() => {
-        if (this.#found.advisoryLock === undefined) this.#advisory = undefined;
-      });
-      if ((await this.#advisory) === false) {
-        throw new UnsafeTopologyError(
-          `Table "${table.name}" takes the advisory lock form, but GET_LOCK taken on one connection of this driver's pool did not exclude another connection (a proxy that does not keep sessions, or locks that are no-ops): keys would not exclude and rows would be delivered twice. Give the driver a direct URL, or use the lease form (columns.lockedUntil). To skip this check: createMysqlDriver({ skipProbes: ["advisoryLock"] }).`,
-          { table: table.name, probe: "advisoryLock" },
-        );
-      }
-    }
-    if (table.form === "rowLock" && !this.#skip.has("skipLocked")) {
-      if (this.#found.skipLocked === undefined) {
-        this.#skipLocked ??= this.#probeSkipLocked(table).finally(() => {
-          this.#skipLocked = undefined;
-        });
-        await this.#skipLocked;
-      }
-      if (this.#found.skipLocked === false) {
-        throw new UnsafeTopologyError(
-          `Table "${table.name}" takes the row lock form, but a row held FOR UPDATE by one connection was not skipped by another connection's FOR UPDATE SKIP LOCKED: this server does not keep row locks the way the form needs, and rows would be delivered twice. Use the lease form (columns.lockedUntil). To skip this check: createMysqlDriver({ skipProbes: ["skipLocked"] }).`,
-          { table: table.name, probe: "skipLocked" },
-        );
-      }
-    }
+  check(table: TableDefinition): Promise<void> {
+    return this.#findings.check(table, this.#probes);
   }
 
   /** The server's clock (`NOW(3)`), for the broker's clock-skew check of lease tables. */
@@ -150,14 +137,6 @@ export class MysqlProbes {
     }
   }
 
-  #multiMaster(): Promise<boolean> {
-    this.#cluster ??= this.#probeCluster().catch((error: unknown) => {
-      this.#cluster = undefined;
-      throw error;
-    });
-    return this.#cluster;
-  }
-
   async #probeCluster(): Promise<boolean> {
     let on: unknown;
     let size: unknown;
@@ -170,10 +149,8 @@ export class MysqlProbes {
       const rows = await selectRows(this.#pool, clusterFallbackSql, []);
       on = rows[0]?.[1];
     }
-    const multiMaster = String(on ?? "OFF").toUpperCase() === "ON";
     this.#clusterSize = size === undefined || size === null ? undefined : Number(size);
-    this.#found.multiMaster = multiMaster;
-    return multiMaster;
+    return this.#findings.record("multiMaster", String(on ?? "OFF").toUpperCase() === "ON");
   }
 
   async #probeAdvisory(): Promise<boolean | undefined> {
@@ -196,8 +173,7 @@ export class MysqlProbes {
       } catch (error) {
         works = !refusedByServer(error);
       }
-      this.#found.advisoryLock = works;
-      return works;
+      return this.#findings.record("advisoryLock", works);
     } finally {
       if (bHeld && b !== undefined) await selectRows(b, releaseSql, [name]).catch(() => undefined);
       if (aHeld) await selectRows(a, releaseSql, [name]).catch(() => undefined);
@@ -206,30 +182,24 @@ export class MysqlProbes {
     }
   }
 
-  async #probeSkipLocked(table: TableDefinition): Promise<void> {
-    const a = await this.#pool.getConnection();
-    let b: ConnectionLike | undefined;
-    let broken = false;
-    try {
-      await a.query({ sql: "START TRANSACTION" });
-      try {
+  async #probeSkipLocked(table: TableDefinition): Promise<boolean | undefined> {
+    const works = await probeRowLocks<ConnectionLike>({
+      acquire: () => this.#pool.getConnection(),
+      second: () => secondConnection(this.#pool),
+      begin: async (a) => {
+        await a.query({ sql: "START TRANSACTION" });
+      },
+      lockFirstRow: async (a) => {
         const [[held] = []] = await selectRows(a, skipLockedSql(table, false), []);
-        if (held === undefined) return;
-        b = await secondConnection(this.#pool);
-        if (b === undefined) return;
-        const seen = await selectRows(b, skipLockedSql(table, true), [held]);
-        this.#found.skipLocked = seen.length === 0;
-      } catch (error) {
-        // A server that refuses FOR UPDATE SKIP LOCKED does not keep the form's row locks.
-        this.#found.skipLocked = !refusedByServer(error);
-      } finally {
-        await a.query({ sql: "ROLLBACK" }).catch(() => {
-          broken = true;
-        });
-      }
-    } finally {
-      if (b !== undefined) letGo(b, false);
-      letGo(a, broken);
-    }
+        return held === undefined ? undefined : { id: held };
+      },
+      skipsLocked: async (b, id) => (await selectRows(b, skipLockedSql(table, true), [id])).length === 0,
+      rollback: async (a) => {
+        await a.query({ sql: "ROLLBACK" });
+      },
+      release: letGo,
+      refusedByServer,
+    });
+    return works === undefined ? undefined : this.#findings.record("skipLocked", works);
   }
 }

@@ -5,20 +5,8 @@
  *
  * @module
  */
-import {
-  AuthenticationError,
-  BrokerError,
-  type BrokerErrorCode,
-  ConnectionLostError,
-  ConnectionTimeoutError,
-  ConstraintError,
-  DeclarationError,
-  InvalidArgumentError,
-  SchemaError,
-  ServerTooOldError,
-  UnknownDatabaseError,
-  UnsupportedFormError,
-} from "@rowclaim/core";
+import { BrokerError, type BrokerErrorCode } from "@rowclaim/core";
+import { nativeErrorNormalizer } from "@rowclaim/core/driver";
 
 /** SQLSTATE (or SQLSTATE class, two characters) → rowclaim code. Exact states win over classes. */
 export const sqlStateCodes: Readonly<Record<string, BrokerErrorCode>> = Object.freeze({
@@ -121,73 +109,35 @@ export interface ErrorContext {
 
 /**
  * Wraps a native error in the rowclaim error its SQLSTATE maps to, keeping it as `cause`; an
- * error that maps to no code (or is already a rowclaim error) is returned as it is.
+ * error that maps to no code (or is already a rowclaim error) is returned as it is. The flow and
+ * the error classes are core's (`nativeErrorNormalizer`); the words are PostgreSQL's.
  */
-export function normalizeError(error: unknown, context: ErrorContext): unknown {
-  const code = codeForError(error);
-  if (code === undefined) return error;
-  const native = error instanceof Error ? error.message : String(error);
-  const where = `Table "${context.table}" (${context.form} form)${context.statement === undefined ? "" : `, ${context.statement}`}`;
-  const options = { table: context.table, cause: error };
-  switch (code) {
-    case "SCHEMA": {
+export const normalizeError: (error: unknown, context: ErrorContext) => unknown =
+  nativeErrorNormalizer<ErrorContext>({
+    codeOf: codeForError,
+    where: (context) =>
+      `Table "${context.table}" (${context.form} form)${context.statement === undefined ? "" : `, ${context.statement}`}`,
+    columnOf: (error, native) => {
       const column = (error as { column?: unknown }).column;
-      return new SchemaError(
+      return typeof column === "string" ? column : columnFromMessage(native);
+    },
+    sentences: {
+      SCHEMA: (where, native) =>
         `${where}: PostgreSQL refused the statement: ${native}. Check the table and its columns against the description (driver.schemaSql(table) prints the recommended schema).`,
-        {
-          ...options,
-          column: typeof column === "string" ? column : columnFromMessage(native),
-          statement: context.statement,
-        },
-      );
-    }
-    case "CONSTRAINT":
-      return new ConstraintError(
+      CONSTRAINT: (where, native, error) =>
         `${where}: PostgreSQL refused the write because it breaks a constraint${constraintName(error)}: ${native}. Nothing was written.`,
-        options,
-      );
-    case "CONNECTION_LOST":
-      return new ConnectionLostError(
+      CONNECTION_LOST: (where, native) =>
         `${where}: the connection to PostgreSQL was lost or refused (${native}). Nothing this statement did was committed; check that the server is up, then retry.`,
-        options,
-      );
-    case "CONNECTION_TIMEOUT":
-      return new ConnectionTimeoutError(
+      CONNECTION_TIMEOUT: (where, native) =>
         `${where}: no connection could be had from the pool in time (${native}). Make the pool larger or run fewer workers.`,
-        { ...options, waitedMs: Number.NaN },
-      );
-    case "AUTHENTICATION":
-      return new AuthenticationError(
+      AUTHENTICATION: (where, native) =>
         `${where}: PostgreSQL refused the connection's user or password (${native}). Check the user and password in the connection URL (or your pool's settings), and that the role exists and may log in.`,
-        options,
-      );
-    case "UNKNOWN_DATABASE":
-      return new UnknownDatabaseError(
+      UNKNOWN_DATABASE: (where, native) =>
         `${where}: the database the connection names does not exist on the server (${native}). Create it (CREATE DATABASE), or fix the database name in the connection URL (or your pool's settings).`,
-        options,
-      );
-    case "INVALID_ARGUMENT":
-      return new InvalidArgumentError(
+      INVALID_ARGUMENT: (where, native) =>
         `${where}: PostgreSQL refused a value: ${native}. Publish values the column types hold.`,
-        options,
-      );
-    case "UNSUPPORTED_FORM":
-      return new UnsupportedFormError(
-        `${where}: PostgreSQL does not support what this needs: ${native}.`,
-        options,
-      );
-    case "DECLARATION":
-      return new DeclarationError(`${where}: ${native}`, options);
-    case "SERVER_TOO_OLD":
-      return new ServerTooOldError(`${where}: ${native}`, {
-        ...options,
-        serverVersion: "unknown",
-        floor: "11",
-      });
-    default:
-      return error;
-  }
-}
+    },
+  });
 
 /** ` ("name")` for an error that names its constraint, else empty. */
 function constraintName(error: unknown): string {

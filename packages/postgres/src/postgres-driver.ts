@@ -15,21 +15,23 @@ import {
   type TableDefinition,
 } from "@rowclaim/core";
 import {
+  acquireTimeoutOf,
   type Claimer,
-  ConnectionBudget,
   type ControlStore,
   type DetectedCapabilities,
+  DriverLifecycle,
   type DriverPublishOptions,
   driverCapabilities,
   type OpenOptions,
   type OptionKeySet,
   type ProbeName,
   type PublishRow,
+  refuseUniquePublishClient,
   type UniquePublishRow,
   type WakeListener,
 } from "@rowclaim/core/driver";
 import { PostgresAdvisoryClaimer } from "./advisory.js";
-import { BoundedPool, DEFAULT_ACQUIRE_TIMEOUT_MS, poolMax } from "./bounded-pool.js";
+import { BoundedPool, poolMax } from "./bounded-pool.js";
 import { HeldConnection } from "./connection.js";
 import { PostgresControlStore } from "./controls.js";
 import { PostgresLeaseClaimer } from "./lease.js";
@@ -154,12 +156,7 @@ export function checkExecutorOptions(options: PostgresExecutorOptions, caller: s
     throw new InvalidArgumentError(
       `${caller}: watchControls needs notify: true (pauses are heard through LISTEN/NOTIFY).`,
     );
-  const acquireTimeoutMs: unknown = options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
-  if (typeof acquireTimeoutMs !== "number" || !Number.isFinite(acquireTimeoutMs) || acquireTimeoutMs < 1) {
-    throw new InvalidArgumentError(
-      `${caller}: acquireTimeoutMs must be a number of milliseconds of at least 1, got ${String(acquireTimeoutMs)}.`,
-    );
-  }
+  acquireTimeoutOf(caller, options.acquireTimeoutMs);
 }
 
 /**
@@ -178,8 +175,7 @@ export function createPostgresDriverOn(
   const listeners = new Set<WakeListener>();
   // The pool the driver's statements go through: it learns once whether clients keep their
   // server session (not behind a transaction pooler) and sends statements unnamed where not.
-  const acquireTimeoutMs = options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
-  const boundedPool = new BoundedPool(pool, acquireTimeoutMs);
+  const boundedPool = new BoundedPool(pool, acquireTimeoutOf(maker.caller, options.acquireTimeoutMs));
   const probes = new PostgresProbes(boundedPool, options.skipProbes);
   const statementPool = probes.pool;
   const publisher = new Publisher(statementPool, notify ? channelFor : null);
@@ -190,7 +186,8 @@ export function createPostgresDriverOn(
   );
   const uniquePublisher = new UniquePublisher(statementPool, notify ? channelFor : null);
   let serverVersion: Promise<{ num: number; text: string }> | undefined;
-  let closed = false;
+  // The closed guard and close sequence (core's): after close(), open and publish refuse with CLOSED.
+  const lifecycle = new DriverLifecycle("PostgreSQL");
 
   const assumed = options.assumeServerVersion;
   if (assumed !== undefined)
@@ -329,19 +326,6 @@ export function createPostgresDriverOn(
     return claimer;
   };
 
-  // The pool-size check and error normalization around every subscription's startup.
-  const budget = new ConnectionBudget();
-  const openSized = (table: TableDefinition, openOptions: OpenOptions): Promise<Claimer> =>
-    budget.open(table, poolMax(pool), openOptions, () =>
-      open(table, openOptions).catch((error: unknown) => {
-        throw normalizeError(error, {
-          table: table.name,
-          form: formLabel(table),
-          statement: "subscription startup",
-        });
-      }),
-    );
-
   const driver: PostgresExecutorDriver = {
     name: maker.name,
     dialect: "postgres",
@@ -364,29 +348,45 @@ export function createPostgresDriverOn(
     detected: () => probes.detected(),
     databaseTime: () => probes.databaseTime(),
     queueStatus: postgresStatusReader(statementPool),
-    open: openSized,
-    publish(
+    // The closed guard, the pool-size check and error normalization around every startup (core's).
+    open: (table, openOptions) =>
+      lifecycle.open(
+        table,
+        openOptions,
+        poolMax(pool),
+        () => open(table, openOptions),
+        (error) =>
+          normalizeError(error, {
+            table: table.name,
+            form: formLabel(table),
+            statement: "subscription startup",
+          }),
+      ),
+    async publish(
       table: TableDefinition,
       rows: readonly PublishRow[],
       publishOptions: DriverPublishOptions,
     ): Promise<readonly RowId[]> {
+      lifecycle.assertOpen(table);
       return publisher.publish(table, rows, publishOptions.client);
     },
-    publishUnique(
+    async publishUnique(
       table: TableDefinition,
       rows: readonly UniquePublishRow[],
+      publishOptions: DriverPublishOptions,
     ): Promise<readonly PublishResult[]> {
+      lifecycle.assertOpen(table);
+      refuseUniquePublishClient(table, publishOptions);
       return uniquePublisher.publish(table, rows);
     },
     schemaSql,
     operations: postgresOperations(statementPool),
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      await Promise.allSettled([...listeners].map((listener) => listener.close()));
-      listeners.clear();
-      await maker.end?.();
-    },
+    close: () =>
+      lifecycle.close(async () => {
+        await Promise.allSettled([...listeners].map((listener) => listener.close()));
+        listeners.clear();
+        await maker.end?.();
+      }),
   };
   if (notify) {
     driver.listen = async (table: TableDefinition, onWake: () => void): Promise<WakeListener> => {

@@ -25,7 +25,15 @@
  */
 import { randomBytes } from "node:crypto";
 import { ConnectionLostError, type TableDefinition, UnsafeTopologyError } from "@rowclaim/core";
-import type { DetectedCapabilities, ProbeName } from "@rowclaim/core/driver";
+import {
+  connectionWithin,
+  DecidedOnce,
+  type DetectedCapabilities,
+  ProbeFindings,
+  type ProbeName,
+  probeRowLocks,
+  type StartupProbe,
+} from "@rowclaim/core/driver";
 import { HeldConnection } from "./connection.js";
 import { isConnectionLost } from "./normalize-error.js";
 import type {
@@ -74,49 +82,55 @@ function randomName(prefix: string): string {
  * Like every client a probe holds, it listens for its connection's errors while held (a session
  * ended by the server between two statements must not become an uncaught `error` event).
  */
-async function secondClient(pool: PoolLike): Promise<HeldConnection | undefined> {
-  const pending = HeldConnection.acquire(pool);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), secondConnectionTimeoutMs);
-  });
-  const client = await Promise.race([pending, timeout]);
-  clearTimeout(timer);
-  if (client === undefined) {
-    // Return the late client to the pool as soon as it comes.
-    pending.then(
-      (late) => late.release(),
-      () => undefined,
-    );
-  }
-  return client;
+function secondClient(pool: PoolLike): Promise<HeldConnection | undefined> {
+  return connectionWithin(HeldConnection.acquire(pool), secondConnectionTimeoutMs, (late) => late.release());
 }
 
 /**
- * The probes of one driver and their cached results. {@link PostgresProbes.pool} is the pool the
- * driver's statements go through: it strips prepared-statement names once the session probe found
- * that a client does not keep its server session (a transaction pooler).
+ * The probes of one driver and their cached results; the algorithm is core's (`ProbeFindings`).
+ * {@link PostgresProbes.pool} is the pool the driver's statements go through: it strips
+ * prepared-statement names once the session probe found that a client does not keep its server
+ * session (a transaction pooler).
  */
 export class PostgresProbes {
   readonly #raw: PoolLike;
-  readonly #skip: ReadonlySet<ProbeName>;
-  readonly #found: Partial<Record<ProbeName, boolean>> = {};
-  #pinned: Promise<boolean> | undefined;
-  #skipLocked: Promise<boolean | undefined> | undefined;
-  #listen: Promise<boolean> | undefined;
+  readonly #findings: ProbeFindings;
+  readonly #pinned = new DecidedOnce<boolean>();
+  readonly #skipLocked = new DecidedOnce<boolean>();
+  readonly #listen = new DecidedOnce<boolean>();
   #listenRefused = false;
   /** The pool the driver runs its statements on. */
   readonly pool: PoolLike;
+  /** The probes in the order they run. */
+  readonly #probes: readonly StartupProbe[] = [
+    {
+      name: "advisoryLock",
+      forms: ["advisory"],
+      safe: async () => {
+        await this.sessionPinned();
+        return this.#findings.found("advisoryLock");
+      },
+      refusal: (table) =>
+        `Table "${table.name}" takes the advisory lock form, but a PostgreSQL session advisory lock taken on one connection of this driver's pool did not exclude another connection (or the connection did not keep its server session): the pool reaches PostgreSQL through a pooler in transaction mode (PgBouncer pool_mode=transaction, a serverless proxy), where keys would not exclude and rows would be delivered twice. Give the driver a direct URL or a session-mode pooler URL, or use the lease form (columns.lockedUntil), which works behind a transaction pooler. To skip this check: createPostgresDriver({ skipProbes: ["advisoryLock"] }).`,
+    },
+    {
+      name: "skipLocked",
+      forms: ["rowLock"],
+      safe: (table) => this.#skipLocked.get(() => this.#probeSkipLocked(table)),
+      refusal: (table) =>
+        `Table "${table.name}" takes the row lock form, but a row held FOR UPDATE by one connection was not skipped by another connection's FOR UPDATE SKIP LOCKED: this database does not keep row locks the way the form needs, and rows would be delivered twice. Use the lease form (columns.lockedUntil). To skip this check: createPostgresDriver({ skipProbes: ["skipLocked"] }).`,
+    },
+  ];
 
   constructor(raw: PoolLike, skip: readonly ProbeName[] = []) {
     this.#raw = raw;
-    this.#skip = new Set(skip);
+    this.#findings = new ProbeFindings(skip);
     this.pool = new SessionAwarePool(raw, () => this.sessionPinned());
   }
 
   /** What the probes found so far. */
   detected(): DetectedCapabilities {
-    return Object.freeze({ ...this.#found });
+    return this.#findings.detected();
   }
 
   /**
@@ -124,13 +138,9 @@ export class PostgresProbes {
    * session-mode pooler). Runs the session probe once; `true` when `advisoryLock` is skipped or
    * the probe cannot decide (a pool of one connection).
    */
-  sessionPinned(): Promise<boolean> {
-    if (this.#skip.has("advisoryLock")) return Promise.resolve(true);
-    this.#pinned ??= this.#probeSession().catch((error: unknown) => {
-      this.#pinned = undefined;
-      throw error;
-    });
-    return this.#pinned;
+  async sessionPinned(): Promise<boolean> {
+    if (this.#findings.skips("advisoryLock")) return true;
+    return (await this.#pinned.get(() => this.#probeSession())) ?? true;
   }
 
   /**
@@ -138,25 +148,8 @@ export class PostgresProbes {
    *
    * @throws {UnsafeTopologyError} `PROBE_FAILED`, naming the probe and the fix.
    */
-  async check(table: TableDefinition): Promise<void> {
-    if (table.form === "advisory" && !this.#skip.has("advisoryLock")) {
-      await this.sessionPinned();
-      if (this.#found.advisoryLock === false) {
-        throw new UnsafeTopologyError(
-          `Table "${table.name}" takes the advisory lock form, but a PostgreSQL session advisory lock taken on one connection of this driver's pool did not exclude another connection (or the connection did not keep its server session): the pool reaches PostgreSQL through a pooler in transaction mode (PgBouncer pool_mode=transaction, a serverless proxy), where keys would not exclude and rows would be delivered twice. Give the driver a direct URL or a session-mode pooler URL, or use the lease form (columns.lockedUntil), which works behind a transaction pooler. To skip this check: createPostgresDriver({ skipProbes: ["advisoryLock"] }).`,
-          { table: table.name, probe: "advisoryLock" },
-        );
-      }
-    }
-    if (table.form === "rowLock" && !this.#skip.has("skipLocked")) {
-      const works = await this.#probeSkipLocked(table);
-      if (works === false) {
-        throw new UnsafeTopologyError(
-          `Table "${table.name}" takes the row lock form, but a row held FOR UPDATE by one connection was not skipped by another connection's FOR UPDATE SKIP LOCKED: this database does not keep row locks the way the form needs, and rows would be delivered twice. Use the lease form (columns.lockedUntil). To skip this check: createPostgresDriver({ skipProbes: ["skipLocked"] }).`,
-          { table: table.name, probe: "skipLocked" },
-        );
-      }
-    }
+  check(table: TableDefinition): Promise<void> {
+    return this.#findings.check(table, this.#probes);
   }
 
   /**
@@ -167,12 +160,8 @@ export class PostgresProbes {
    * @throws {UnsafeTopologyError} `PROBE_FAILED` (probe `listen`), the first time it fails.
    */
   async checkListen(table: TableDefinition): Promise<boolean> {
-    if (this.#skip.has("listen")) return true;
-    this.#listen ??= this.#probeListen().catch((error: unknown) => {
-      this.#listen = undefined;
-      throw error;
-    });
-    if (!(await this.#listen)) {
+    if (this.#findings.skips("listen")) return true;
+    if ((await this.#listen.get(() => this.#probeListen())) === false) {
       if (this.#listenRefused) return false;
       this.#listenRefused = true;
       throw new UnsafeTopologyError(
@@ -232,7 +221,7 @@ export class PostgresProbes {
       } catch (error) {
         excludes = !refusedByServer(error);
       }
-      this.#found.advisoryLock = excludes;
+      this.#findings.record("advisoryLock", excludes);
       return pinned;
     } finally {
       // Whatever was taken is given back on the client that took it (quietly: on a transaction
@@ -248,38 +237,26 @@ export class PostgresProbes {
     }
   }
 
-  #probeSkipLocked(table: TableDefinition): Promise<boolean | undefined> {
-    if (this.#found.skipLocked !== undefined) return Promise.resolve(this.#found.skipLocked);
-    this.#skipLocked ??= this.#runSkipLocked(table).finally(() => {
-      this.#skipLocked = undefined;
-    });
-    return this.#skipLocked;
-  }
-
-  async #runSkipLocked(table: TableDefinition): Promise<boolean | undefined> {
-    const a = await HeldConnection.acquire(this.#raw);
-    let b: HeldConnection | undefined;
-    try {
-      await a.query({ text: "BEGIN" });
-      try {
+  async #probeSkipLocked(table: TableDefinition): Promise<boolean | undefined> {
+    const works = await probeRowLocks<HeldConnection>({
+      acquire: () => HeldConnection.acquire(this.#raw),
+      second: () => secondClient(this.#raw),
+      begin: async (a) => {
+        await a.query({ text: "BEGIN" });
+      },
+      lockFirstRow: async (a) => {
         const held = (await a.query({ text: skipLockedSql(table, false) })).rows[0];
-        if (held === undefined) return undefined;
-        b = await secondClient(this.#raw);
-        if (b === undefined) return undefined;
-        const seen = await b.query({ text: skipLockedSql(table, true), values: [held.id] });
-        this.#found.skipLocked = seen.rows.length === 0;
-        return this.#found.skipLocked;
-      } catch (error) {
-        // A server that refuses FOR UPDATE SKIP LOCKED does not keep the form's row locks.
-        this.#found.skipLocked = !refusedByServer(error);
-        return this.#found.skipLocked;
-      } finally {
-        await a.query({ text: "ROLLBACK" }).catch(() => undefined);
-      }
-    } finally {
-      b?.release();
-      a.release();
-    }
+        return held === undefined ? undefined : { id: held.id };
+      },
+      skipsLocked: async (b, id) =>
+        (await b.query({ text: skipLockedSql(table, true), values: [id] })).rows.length === 0,
+      rollback: async (a) => {
+        await a.query({ text: "ROLLBACK" });
+      },
+      release: (connection) => connection.release(),
+      refusedByServer,
+    });
+    return works === undefined ? undefined : this.#findings.record("skipLocked", works);
   }
 
   async #probeListen(): Promise<boolean> {
@@ -299,7 +276,7 @@ export class PostgresProbes {
         await a.query({ text: `LISTEN ${quoteIdent(channel)}` });
       } catch (error) {
         // A server without LISTEN: polling.
-        this.#found.listen = !refusedByServer(error);
+        this.#findings.record("listen", !refusedByServer(error));
         return false;
       }
       await a.query({ text: "BEGIN" });
@@ -314,8 +291,7 @@ export class PostgresProbes {
         });
         clearTimeout(timer);
       }
-      this.#found.listen = heard;
-      return heard;
+      return this.#findings.record("listen", heard);
     } finally {
       a.client.removeListener("notification", onNotification);
       await a.query({ text: "UNLISTEN *" }).catch(() => undefined);

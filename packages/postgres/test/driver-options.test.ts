@@ -62,6 +62,23 @@ describe("who owns the pool", () => {
   });
 });
 
+describe("after close()", () => {
+  it("the driver refuses open, publish and unique publish with CLOSED, on a pool the user gives too", async () => {
+    const table = await db.create(describeTable("lease", uniqueName("rc_closed_guard")));
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    const driver = createPostgresDriver({ pool });
+    await driver.close();
+    await expect(driver.open(table, { group: null, logger: silentLogger })).rejects.toMatchObject({
+      code: "CLOSED",
+    });
+    await expect(driver.publish(table, [], {})).rejects.toMatchObject({ code: "CLOSED" });
+    await expect(driver.publishUnique?.(table, [], {})).rejects.toMatchObject({ code: "CLOSED" });
+    await driver.close();
+    expect(pool.ended).toBe(false);
+    await pool.end();
+  });
+});
+
 describe("isolation levels", () => {
   it.each([
     ["rowLock", "read uncommitted"],

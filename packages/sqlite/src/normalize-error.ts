@@ -4,16 +4,8 @@
  *
  * @module
  */
-import {
-  BrokerError,
-  type BrokerErrorCode,
-  ClosedError,
-  ConnectionTimeoutError,
-  ConstraintError,
-  InvalidArgumentError,
-  SchemaError,
-} from "@rowclaim/core";
-import type { ErrorContext } from "@rowclaim/core/driver";
+import { BrokerError, type BrokerErrorCode } from "@rowclaim/core";
+import { type ErrorContext, nativeErrorNormalizer } from "@rowclaim/core/driver";
 
 /** The native error's `SQLITE_*` code (extended codes included), or `undefined`. */
 export function sqliteCode(error: unknown): string | undefined {
@@ -64,41 +56,21 @@ export function codeForError(error: unknown): BrokerErrorCode | undefined {
 /**
  * Turns a native error into the rowclaim error it stands for, with the native error as
  * `cause`; returns the error unchanged where there is no mapping (or it already is a rowclaim
- * error).
+ * error). The flow and the error classes are core's (`nativeErrorNormalizer`); the words are SQLite's.
  */
-export function normalizeError(error: unknown, context: ErrorContext): unknown {
-  const code = codeForError(error);
-  if (code === undefined) return error;
-  const native = error instanceof Error ? error.message : String(error);
-  const options = { cause: error, table: context.table };
-  const where = `Table "${context.table}" (SQLite), ${context.operation}`;
-  switch (code) {
-    case "SCHEMA":
-      return new SchemaError(
+export const normalizeError: (error: unknown, context: ErrorContext) => unknown =
+  nativeErrorNormalizer<ErrorContext>({
+    codeOf: codeForError,
+    where: (context) => `Table "${context.table}" (SQLite), ${context.operation}`,
+    sentences: {
+      SCHEMA: (where, native) =>
         `${where}: ${native}. Create the table and its columns as the description says (see driver.schemaSql(table)).`,
-        { ...options, statement: context.statement },
-      );
-    case "CONSTRAINT":
-      return new ConstraintError(
+      CONSTRAINT: (where, native) =>
         `${where}: the database refused the write because it breaks a constraint (${native}). Nothing was written.`,
-        options,
-      );
-    case "CONNECTION_TIMEOUT":
-      return new ConnectionTimeoutError(
+      CONNECTION_TIMEOUT: (where, native) =>
         `${where}: the database stayed locked by another connection past the bounded wait (busyTimeout, then busyRetry) (${native}). Shorten the other connection's transactions, or raise busyRetry.attempts.`,
-        { ...options, waitedMs: Number.NaN },
-      );
-    case "INVALID_ARGUMENT":
-      return new InvalidArgumentError(
+      INVALID_ARGUMENT: (where, native) =>
         `${where}: the database refused a value (${native}). Check the values published against the table's constraints.`,
-        options,
-      );
-    case "CLOSED":
-      return new ClosedError(
-        `${where}: the SQLite database is closed. Create a new driver and broker.`,
-        options,
-      );
-    default:
-      return error;
-  }
-}
+      CLOSED: (where) => `${where}: the SQLite database is closed. Create a new driver and broker.`,
+    },
+  });

@@ -8,7 +8,6 @@
 
 import { dirname, resolve } from "node:path";
 import {
-  ClosedError,
   type Driver,
   InvalidArgumentError,
   type PublishResult,
@@ -19,6 +18,7 @@ import {
 import {
   type Claimer,
   type DriverCapabilities,
+  DriverLifecycle,
   type DriverPublishOptions,
   driverCapabilities,
   type OpenOptions,
@@ -26,6 +26,7 @@ import {
   type OptionKeySet,
   type PublishRow,
   type QueueStatusReader,
+  refuseUniquePublishClient,
   refuseUnknownOptions,
   type ScheduleLedger,
   type UniquePublishRow,
@@ -178,7 +179,8 @@ export class SqliteDriver implements Driver {
   readonly #owned: boolean;
   readonly #busy: BusyRetryPolicy;
   readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();
-  #closed = false;
+  /** The closed guard and close sequence (core's). */
+  readonly #lifecycle = new DriverLifecycle("SQLite");
   /** Pauses and rate counters (`src/controls.ts`), on the driver's connection. */
   readonly controls: SqliteControlStore;
 
@@ -238,7 +240,7 @@ export class SqliteDriver implements Driver {
    * @throws {ClosedError} the driver is closed.
    */
   async open(table: TableDefinition, options: OpenOptions): Promise<Claimer> {
-    this.#assertOpen(table);
+    this.#lifecycle.assertOpen(table);
     if (table.form === "rowLock") {
       throw new UnsupportedFormError(
         `Table "${table.name}" takes the row lock form, which SQLite cannot offer (it has no row locks). Use the lease form (name a columns.lockedUntil column) or the advisory lock form (set advisoryLock: "…{column}…").`,
@@ -267,7 +269,7 @@ export class SqliteDriver implements Driver {
     rows: readonly PublishRow[],
     options: DriverPublishOptions,
   ): Promise<readonly RowId[]> {
-    this.#assertOpen(table);
+    this.#lifecycle.assertOpen(table);
     let publisher = this.#publishers.get(table);
     if (publisher === undefined) {
       publisher = new TablePublisher(table);
@@ -307,12 +309,8 @@ export class SqliteDriver implements Driver {
     rows: readonly UniquePublishRow[],
     options: DriverPublishOptions,
   ): Promise<readonly PublishResult[]> {
-    this.#assertOpen(table);
-    if (options.client !== undefined) {
-      throw new InvalidArgumentError(`publish(${table.name}): a unique publish takes no client.`, {
-        table: table.name,
-      });
-    }
+    this.#lifecycle.assertOpen(table);
+    refuseUniquePublishClient(table, options);
     return retryBusyAs(
       this.database,
       this.#busy,
@@ -328,18 +326,10 @@ export class SqliteDriver implements Driver {
   }
 
   /** Closes the database file the driver opened; a `database` the user gave is left open. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    if (this.#owned && this.database.open) this.database.close();
-  }
-
-  #assertOpen(table: TableDefinition): void {
-    if (this.#closed) {
-      throw new ClosedError(`Table "${table.name}": the SQLite driver is closed. Create a new driver.`, {
-        table: table.name,
-      });
-    }
+  close(): Promise<void> {
+    return this.#lifecycle.close(() => {
+      if (this.#owned && this.database.open) this.database.close();
+    });
   }
 }
 
