@@ -1,7 +1,7 @@
 // Paths of core's lease runtime the other memory tests leave: a broker on the machine's clock,
 // a host clock too far from the database's (no claim until they agree again), and an extension
 // still running when the next half lease comes and when a handler's delayed retry settles.
-import { ack, createBroker, retryAfter, type TableDescription } from "@rowclaim/core";
+import { ack, BrokerError, createBroker, retryAfter, type TableDescription } from "@rowclaim/core";
 import type { LeaseClaimer } from "@rowclaim/core/driver";
 import { drainTable } from "@rowclaim/core/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -88,5 +88,53 @@ describe("a lease extension still running", () => {
     // The extension, then the retry's own move of the lease (an extend call too).
     expect(extensions).toBe(2);
     expect(t.rows()[0]?.locked_until).toEqual(new Date(START.getTime() + 60_000));
+  });
+});
+
+describe("a lease ack sent alone whose settle fails with another error than LEASE_LOST", () => {
+  it("is counted as a settle error and the row stays, claimable once its lease runs out", async () => {
+    const t = setUp(lease("settle_failed"), { without: ["settleMany", "claimWithAcks"] });
+    let failures = 1;
+    const driver = replacingClaimerMethod<LeaseClaimer>(t.driver, "settle", (claimer) => {
+      return (...args: Parameters<LeaseClaimer["settle"]>) => {
+        if (failures-- > 0) return Promise.reject(new BrokerError("CONNECTION_LOST", "the settle failed"));
+        return claimer.settle(...args);
+      };
+    });
+    const broker = t.broker({}, driver);
+    await broker.publish(t.table, "one");
+    const subscription = await broker.subscribe(t.table, () => ack(), { pollInterval: 10 });
+    await waitFor("the settle error counted", () => subscription.stats.settleErrors === 1);
+    expect(t.rows()).toHaveLength(1);
+    t.clock.advance(31_000);
+    await waitFor("the row acked", () => subscription.stats.acked === 1);
+    await broker.close();
+    expect(t.rows()).toEqual([]);
+  });
+});
+
+describe("lease acks on a driver that carries acks with a claim but has no settleMany", () => {
+  it("that go alone go one settle each; every row is acked", async () => {
+    const t = setUp(lease("carry_no_many"), { without: ["settleMany"] });
+    const broker = t.broker();
+    await broker.publishMany(
+      t.table,
+      Array.from({ length: 8 }, (_, index) => ({ payload: index })),
+    );
+    const gate = deferred();
+    const subscription = await broker.subscribe(
+      t.table,
+      async () => {
+        await gate.promise;
+        return ack();
+      },
+      { workers: 8 },
+    );
+    await waitFor("every row in work", () => subscription.inWork === 8);
+    gate.resolve();
+    await drainTable(broker, t.table);
+    await broker.close();
+    expect(subscription.stats).toMatchObject({ acked: 8, settleErrors: 0 });
+    expect(t.count("settleMany")).toBe(0);
   });
 });
