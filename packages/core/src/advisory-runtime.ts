@@ -48,8 +48,12 @@ export class AdvisoryRuntime implements FormRuntime {
   readonly #transactional: Offering<AdvisoryClaimer, "transaction"> | undefined;
   /** Acks waiting for the next claim (`claimWithAcks` claimers only). */
   readonly #acks: AckCarrier<PendingAck>;
+  /** The host's clock (the broker's `clock`): each claim's `now`. */
+  readonly #clock: () => Date;
 
-  constructor(claimer: AdvisoryClaimer, table: TableDefinition) {
+  /** @param clock the host's clock (the broker's `clock`; default `() => new Date()`). */
+  constructor(claimer: AdvisoryClaimer, table: TableDefinition, clock?: () => Date) {
+    this.#clock = clock ?? (() => new Date());
     this.#claimer = claimer;
     this.#table = table;
     this.#carrying = offers(claimer, "claimWithAcks") ? claimer : undefined;
@@ -65,7 +69,7 @@ export class AdvisoryRuntime implements FormRuntime {
   }
 
   async claim(limit: number): Promise<readonly HeldRow[]> {
-    const request = { limit, now: new Date() };
+    const request = { limit, now: this.#clock() };
     const claimed = await this.#acks.claim(
       (acks) => this.#claimWithAcks(acks, request),
       () => this.#claimer.claim(request),

@@ -87,8 +87,12 @@ export class RowLockRuntime implements FormRuntime {
    * before the row is handed out again.
    */
   readonly #open = new Map<string, Promise<void>>();
+  /** The host's clock (the broker's `clock`): each claim's `now`. */
+  readonly #clock: () => Date;
 
-  constructor(claimer: RowLockClaimer, table: TableDefinition, logger: Logger) {
+  /** @param clock the host's clock (the broker's `clock`; default `() => new Date()`). */
+  constructor(claimer: RowLockClaimer, table: TableDefinition, logger: Logger, clock?: () => Date) {
+    this.#clock = clock ?? (() => new Date());
     this.#claimer = claimer;
     this.#table = table;
     this.#logger = logger;
@@ -103,7 +107,7 @@ export class RowLockRuntime implements FormRuntime {
   }
 
   async claim(limit: number): Promise<readonly HeldRow[]> {
-    const request: ClaimRequest = { limit, now: new Date() };
+    const request: ClaimRequest = { limit, now: this.#clock() };
     const batch = await this.#ending.claim(
       ([ending]) => this.#claimAfter(ending, request),
       () => this.#claimer.claim(request),
@@ -150,7 +154,8 @@ export class RowLockRuntime implements FormRuntime {
   /** The claim carried by `ending`'s end; made again on its own (a new connection) should it fail. */
   async #claimAfter({ batch, acks }: Ending, request: ClaimRequest): Promise<RowLockBatch | null> {
     const claimed = await batch.endWithClaim(acks, request);
-    if (claimed !== null && "error" in claimed) return this.#claimer.claim({ ...request, now: new Date() });
+    if (claimed !== null && "error" in claimed)
+      return this.#claimer.claim({ ...request, now: this.#clock() });
     return claimed;
   }
 }

@@ -92,15 +92,29 @@ export interface WorkerSlot {
   end(): void;
 }
 
+/**
+ * One claim's timing, shared by every row it took (one object a claim, not one a row): how long
+ * it took, and when it ended (`performance.now()`).
+ */
+export interface ClaimTiming {
+  readonly claimMs: number;
+  readonly endedAt: number;
+}
+
 /** One delivery's state, from its claim to its settlement. */
 interface DeliveryRun {
   readonly hold: HeldRow;
-  /** `performance.now()` at the delivery's start. */
+  /**
+   * Whether the delivery is timed: someone wanted its durations when it began (instrumentation,
+   * a `settled` listener, debug logging). An untimed delivery reads no clock of its own.
+   */
+  readonly timed: boolean;
+  /** `performance.now()` at the delivery's start; untimed: its claim's end (no clock read). */
   readonly started: number;
   readonly scope: DeliveryScope | undefined;
   /** The worker slot the delivery holds: freed once its settlement is sent, ended when the delivery is over. */
   readonly slot: WorkerSlot;
-  /** When the handler started (`performance.now()`), once it did. */
+  /** When the handler started (`performance.now()`; untimed: {@link DeliveryRun.started}), once it did. */
   handlerStart: number | undefined;
   /** How long the handler ran: until it returned or settled the row itself, whichever came first. */
   handlerMs: number | undefined;
@@ -184,12 +198,12 @@ export class DeliveryRunner<P, H> {
   }
 
   /**
-   * Runs one delivery of `hold` (claimed in `claimMs`) in `slot`: frees it once its settlement
+   * Runs one delivery of `hold` (its claim timed by `claim`) in `slot`: frees it once its settlement
    * is sent, ends it when the delivery is over. Never rejects: what fails is logged and reported.
    */
-  async deliver(hold: HeldRow, claimMs: number, slot: WorkerSlot): Promise<void> {
+  async deliver(hold: HeldRow, claim: ClaimTiming, slot: WorkerSlot): Promise<void> {
     try {
-      const run = this.#begin(hold, claimMs, slot);
+      const run = this.#begin(hold, claim, slot);
       const { row } = hold;
       let outcome = this.#outcomeWithoutHandler(row);
       if (outcome === undefined) {
@@ -209,7 +223,7 @@ export class DeliveryRunner<P, H> {
             run,
             this.#actions,
           );
-          run.handlerStart = performance.now();
+          run.handlerStart = run.timed ? performance.now() : run.started;
           try {
             let result: Awaited<ReturnType<Handler<P, H>>>;
             if (deadline === undefined) {
@@ -252,14 +266,19 @@ export class DeliveryRunner<P, H> {
     }
   }
 
-  /** Starts a delivery: emits `claimed`, starts its span. */
-  #begin(hold: HeldRow, claimMs: number, slot: WorkerSlot): DeliveryRun {
-    const { events, instrumentation } = this.#observer;
-    const started = performance.now();
-    if (events.has("claimed")) events.emit("claimed", { ...this.#rowFields(hold.row), claimMs });
+  /** Starts a delivery: emits `claimed`, starts its span; reads the clock only where someone wants durations. */
+  #begin(hold: HeldRow, claim: ClaimTiming, slot: WorkerSlot): DeliveryRun {
+    const { events, instrumentation, logger } = this.#observer;
+    const timed =
+      instrumentation !== undefined ||
+      events.has("settled") ||
+      (logger.debug !== undefined && logger.isDebugEnabled());
+    if (events.has("claimed"))
+      events.emit("claimed", { ...this.#rowFields(hold.row), claimMs: claim.claimMs });
     return {
       hold,
-      started,
+      timed,
+      started: timed ? performance.now() : claim.endedAt,
       scope: instrumentation?.startDelivery(this.#table, hold.row),
       slot,
       handlerStart: undefined,
@@ -355,9 +374,12 @@ export class DeliveryRunner<P, H> {
     return runWithin(() => this.#call(delivery, scope), deadline).finally(() => deadline.clear());
   }
 
-  /** How long the handler ran: fixed by the first call after it returned or settled the row. */
+  /**
+   * How long the handler ran: fixed by the first call after it returned or settled the row. An
+   * untimed delivery reads no clock here (0 until {@link DeliveryRunner.#traceSettled} needs it).
+   */
   #handlerElapsed(run: DeliveryRun): number {
-    if (run.handlerMs === undefined && run.handlerStart !== undefined)
+    if (run.handlerMs === undefined && run.handlerStart !== undefined && run.timed)
       run.handlerMs = performance.now() - run.handlerStart;
     return run.handlerMs ?? 0;
   }
@@ -401,7 +423,7 @@ export class DeliveryRunner<P, H> {
     try {
       await this.#apply(hold, outcome);
       run.scope?.end(outcome.kind, this.#handlerElapsed(run));
-      this.#traceSettled(hold, outcome, performance.now() - run.started, this.#handlerElapsed(run));
+      this.#traceSettled(run, outcome);
     } catch (error) {
       this.#remember(hold, outcome, error, false);
       this.#settleFailed(hold, error);
@@ -472,9 +494,8 @@ export class DeliveryRunner<P, H> {
   /** The settlement {@link DeliveryRunner.#send} sent landed: counted, reported. */
   #landed(run: DeliveryRun, outcome: Outcome): void {
     if (run.sent !== undefined) this.#settled(run.sent);
-    const durationMs = performance.now() - run.started;
     run.scope?.end(outcome.kind, this.#handlerElapsed(run));
-    this.#traceSettled(run.hold, outcome, durationMs, this.#handlerElapsed(run));
+    this.#traceSettled(run, outcome);
   }
 
   /** The settlement {@link DeliveryRunner.#send} sent failed with `error`: remembered, counted, reported. */
@@ -542,7 +563,7 @@ export class DeliveryRunner<P, H> {
     }
     const outcome = settledBy?.outcome ?? ack();
     run.scope?.end(outcome.kind, this.#handlerElapsed(run));
-    this.#traceSettled(hold, outcome, performance.now() - run.started, this.#handlerElapsed(run));
+    this.#traceSettled(run, outcome);
     if (settledBy !== undefined) this.#settled(settledBy.settlement);
   }
 
@@ -739,12 +760,25 @@ export class DeliveryRunner<P, H> {
     }
   }
 
-  /** Debug trace and `settled` event of a settlement. */
-  #traceSettled(hold: HeldRow, outcome: Outcome, durationMs: number, handlerMs: number): void {
+  /**
+   * Debug trace and `settled` event of a settlement, with its durations; reads no clock where
+   * neither is wanted. A delivery untimed at its start (the listener came later) is measured
+   * from its claim's end, which is no later than its start: its durations are upper bounds.
+   */
+  #traceSettled(run: DeliveryRun, outcome: Outcome): void {
     const { events, logger } = this.#observer;
-    const { row } = hold;
-    if (logger.debug !== undefined && logger.isDebugEnabled()) {
-      logger.debug(`Table "${this.#table.name}": row ${String(row.id)} settled by ${outcome.kind}.`, {
+    const debug = logger.debug !== undefined && logger.isDebugEnabled();
+    if (!debug && !events.has("settled")) return;
+    const now = performance.now();
+    const durationMs = now - run.started;
+    const handlerMs = run.timed
+      ? this.#handlerElapsed(run)
+      : run.handlerStart === undefined
+        ? 0
+        : now - run.handlerStart;
+    const { row } = run.hold;
+    if (debug) {
+      logger.debug?.(`Table "${this.#table.name}": row ${String(row.id)} settled by ${outcome.kind}.`, {
         table: this.#table.name,
         id: row.id,
         attempt: row.attempt,

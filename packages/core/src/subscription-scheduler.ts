@@ -30,7 +30,12 @@ import type { DueWake } from "./due-wake.js";
 import { ClosedError, LeaseLostError } from "./errors.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import type { Logger } from "./logger.js";
-import type { DeliveryShared, SubscriptionObserver, WorkerSlot } from "./subscription-delivery.js";
+import type {
+  ClaimTiming,
+  DeliveryShared,
+  SubscriptionObserver,
+  WorkerSlot,
+} from "./subscription-delivery.js";
 import type { Subscription, SubscriptionStats } from "./subscription-handle.js";
 import type { ClaimFormName, TableDefinition } from "./table.js";
 import { WakeSignal } from "./wake.js";
@@ -71,13 +76,16 @@ export const CLAIM_FAILED = -1;
 /** What a claim returns when the claim gate let it take nothing (paused, rate window used up). */
 export const CLAIM_GATED = -2;
 
+/** The timing of a waiting row whose claim's timing is missing (never, while the two queues move together). */
+const NO_CLAIM_TIMING: ClaimTiming = Object.freeze({ claimMs: 0, endedAt: 0 });
+
 /** What runs the deliveries a claim loop starts (the subscription's `DeliveryRunner`). */
 export interface DeliveryStarter {
   /**
    * Runs one delivery of `hold` in `slot`: frees the slot once its settlement is sent, and ends
    * it when the delivery is over. Never rejects.
    */
-  deliver(hold: HeldRow, claimMs: number, slot: WorkerSlot): Promise<void>;
+  deliver(hold: HeldRow, claim: ClaimTiming, slot: WorkerSlot): Promise<void>;
 }
 
 /** What a {@link DeliverySlot} tells its claim loop. */
@@ -211,8 +219,8 @@ export class ClaimScheduler {
   #busy = 0;
   /** Rows claimed ahead (prefetch), in claim order, waiting for a worker; each with its claim's time. */
   readonly #waiting: HeldRow[] = [];
-  /** The claim time of each row of {@link ClaimScheduler.#waiting}, at the same index (no object per row). */
-  readonly #waitingClaimMs: number[] = [];
+  /** The claim timing of each row of {@link ClaimScheduler.#waiting}, at the same index (one object a claim). */
+  readonly #waitingClaims: ClaimTiming[] = [];
   /** How many deliveries run (started, not ended). */
   #running = 0;
   /** Resolves the wait of {@link ClaimScheduler.close} for the deliveries running, once none runs. */
@@ -462,17 +470,19 @@ export class ClaimScheduler {
     if (admission !== undefined && held.length < admission.granted)
       void this.#gate?.unused(admission, held.length);
     this.#stats.claimed += held.length;
-    const claimMs = performance.now() - claimStart;
+    const endedAt = performance.now();
+    const claimMs = endedAt - claimStart;
+    const timing: ClaimTiming = { claimMs, endedAt };
     if (held.length > 0) {
       this.#observer.instrumentation?.claimed(this.#table, held.length, claimMs);
       this.#traceClaim(held, claimMs);
     }
     const { workers } = this.#settings;
     for (const hold of held) {
-      if (this.#busy < workers && this.#waiting.length === 0) this.#start(hold, claimMs);
+      if (this.#busy < workers && this.#waiting.length === 0) this.#start(hold, timing);
       else {
         this.#waiting.push(hold);
-        this.#waitingClaimMs.push(claimMs);
+        this.#waitingClaims.push(timing);
       }
     }
     if (this.#waiting.length > 0) this.#startWaiting();
@@ -512,7 +522,7 @@ export class ClaimScheduler {
     const { workers } = this.#settings;
     while (this.#open && this.#busy < workers) {
       const hold = this.#waiting.shift();
-      const claimMs = this.#waitingClaimMs.shift() ?? 0;
+      const timing = this.#waitingClaims.shift() ?? NO_CLAIM_TIMING;
       if (hold === undefined) return;
       // A lease lost (or a batch rolled back) while the row waited: it is no longer ours to run.
       if (hold.aborted) continue;
@@ -520,7 +530,7 @@ export class ClaimScheduler {
         this.#giveBackExpired(hold);
         continue;
       }
-      this.#start(hold, claimMs);
+      this.#start(hold, timing);
     }
   }
 
@@ -539,19 +549,19 @@ export class ClaimScheduler {
   }
 
   /** Starts one delivery. */
-  #start(hold: HeldRow, claimMs: number): void {
+  #start(hold: HeldRow, claim: ClaimTiming): void {
     this.#inWork.add(hold);
     this.#busy += 1;
     const slot = new DeliverySlot(hold, this.#slots);
     this.#running += 1;
     // Never rejects; the delivery ends its slot itself (no promise chained to it per delivery).
-    void this.#deliveries.deliver(hold, claimMs, slot);
+    void this.#deliveries.deliver(hold, claim, slot);
   }
 
   /** Gives back every row waiting for a worker (the subscription stopped); failures are logged. */
   async #giveBackWaiting(): Promise<void> {
     const waiting = this.#waiting.splice(0);
-    this.#waitingClaimMs.length = 0;
+    this.#waitingClaims.length = 0;
     if (waiting.length === 0) return;
     const reason = new ClosedError(
       `Table "${this.#table.name}" (${this.#table.form} form): the subscription stopped before this row, claimed ahead, reached a worker; it was given back unhandled.`,

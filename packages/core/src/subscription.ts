@@ -109,15 +109,17 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     settings: SubscriptionSettings;
     logger: Logger;
     lease?: LeaseRuntimeOptions;
+    clock?: () => Date;
   }): FormRuntime {
     const { claimer, table, logger } = args;
+    const clock = args.clock ?? args.lease?.clock;
     switch (claimer.form) {
       case "rowLock":
-        return new RowLockRuntime(claimer, table, logger);
+        return new RowLockRuntime(claimer, table, logger, clock);
       case "lease":
         return new LeaseRuntime(claimer, table, logger, args.settings.extendLeases, args.lease);
       case "advisory":
-        return new AdvisoryRuntime(claimer, table);
+        return new AdvisoryRuntime(claimer, table, clock);
     }
   }
 
