@@ -172,3 +172,13 @@ export {
 } from "./tokens.js";
 export { isPromiseLike, type TransactionWork } from "./transactional.js";
 export { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "./unique.js";
+export type { TransactionDialect, TransactionSession, TransactionStep } from "./transaction-session.js";
+export {
+  bodyRunning,
+  runAdvisoryTransaction,
+  runLeaseTransaction,
+  runRowLockTransaction,
+  type TransactionTarget,
+  transactionalLeaseLost,
+  transactionalRowGone,
+} from "./transactional-runner.js";
