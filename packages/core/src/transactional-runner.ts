@@ -75,7 +75,11 @@ async function quietly(session: TransactionSession, sql: string): Promise<void> 
 }
 
 /** Runs the body, tracked by its client; on failure runs `undo` (quietly) and rethrows the body's error unchanged. */
-async function runBody(session: TransactionSession, work: TransactionWork, undo?: string): Promise<Settlement> {
+async function runBody(
+  session: TransactionSession,
+  work: TransactionWork,
+  undo?: string,
+): Promise<Settlement> {
   running.add(session.client);
   try {
     return await work(session.client);

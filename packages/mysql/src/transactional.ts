@@ -94,7 +94,10 @@ function dialectFor(
     apply: (session, settlement, expiry) =>
       applySettlement(session.client, settlements, settlement, id, expiry, "inTransaction"),
     normalize: (error, step, settlement) =>
-      normalizeError(error, { table: table.name, operation: operationOf(table.form, step, settlement?.kind) }),
+      normalizeError(error, {
+        table: table.name,
+        operation: operationOf(table.form, step, settlement?.kind),
+      }),
   };
 }
 
@@ -106,7 +109,11 @@ export function rowLockTransaction(
   id: RowId,
   work: TransactionWork,
 ): Promise<void> {
-  return runRowLockTransaction(new MysqlTransactionSession(connection), dialectFor(settlements, table, id), work);
+  return runRowLockTransaction(
+    new MysqlTransactionSession(connection),
+    dialectFor(settlements, table, id),
+    work,
+  );
 }
 
 /** Lease form: a transaction on a connection of its own, the body, the fenced settlement, `COMMIT`. */
@@ -135,5 +142,11 @@ export function advisoryTransaction(
   release: () => Promise<void>,
 ): Promise<void> {
   const session = new MysqlTransactionSession(connection);
-  return runAdvisoryTransaction(session, dialectFor(settlements, table, id), { table, id, key }, work, release);
+  return runAdvisoryTransaction(
+    session,
+    dialectFor(settlements, table, id),
+    { table, id, key },
+    work,
+    release,
+  );
 }

@@ -71,7 +71,11 @@ const stepLabels: Readonly<Record<Exclude<TransactionStep, "settle">, string>> =
 };
 
 /** PostgreSQL's statements and settlement for `table`. */
-function dialectFor(settlements: Settlements, table: TableDefinition, id: RowId): TransactionDialect<PgTransactionSession> {
+function dialectFor(
+  settlements: Settlements,
+  table: TableDefinition,
+  id: RowId,
+): TransactionDialect<PgTransactionSession> {
   return {
     savepoint: "SAVEPOINT rowclaim_handler",
     rollbackToSavepoint: "ROLLBACK TO SAVEPOINT rowclaim_handler",
