@@ -170,9 +170,8 @@ export {
   type RowLockToken,
   type SettlementToken,
 } from "./tokens.js";
-export { isPromiseLike, type TransactionWork } from "./transactional.js";
-export { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "./unique.js";
 export type { TransactionDialect, TransactionSession, TransactionStep } from "./transaction-session.js";
+export { isPromiseLike, type TransactionWork } from "./transactional.js";
 export {
   bodyRunning,
   runAdvisoryTransaction,
@@ -182,3 +181,4 @@ export {
   transactionalLeaseLost,
   transactionalRowGone,
 } from "./transactional-runner.js";
+export { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "./unique.js";
