@@ -187,6 +187,16 @@ export {
   type RowLockToken,
   type SettlementToken,
 } from "./tokens.js";
+export type { TransactionDialect, TransactionSession, TransactionStep } from "./transaction-session.js";
 export { isPromiseLike, type TransactionWork } from "./transactional.js";
+export {
+  bodyRunning,
+  runAdvisoryTransaction,
+  runLeaseTransaction,
+  runRowLockTransaction,
+  type TransactionTarget,
+  transactionalLeaseLost,
+  transactionalRowGone,
+} from "./transactional-runner.js";
 export { UNIQUE_PUBLISH_ATTEMPTS, type UniquePublishRow } from "./unique.js";
 export { retryUniqueAttempt, type UniqueAttempt } from "./unique-retry.js";

@@ -1,91 +1,123 @@
 /**
- * Transactional handlers on MySQL/MariaDB: the handler's body runs on a mysql2 connection inside
- * a transaction, and the settlement runs last in the same transaction.
+ * Transactional handlers on MySQL/MariaDB: the mysql2 client and dialect side of core's
+ * algorithm (`runRowLockTransaction`, `runLeaseTransaction`, `runAdvisoryTransaction`): the body
+ * runs on a mysql2 connection inside a transaction, and the settlement runs last in the same one.
  *
- * - Row lock form: the claim's open transaction, behind `SAVEPOINT rowclaim_handler`, so that a
- *   body that throws takes back its own writes and no other row's.
+ * - Row lock form: the claim's open transaction, behind `SAVEPOINT rowclaim_handler`.
  * - Lease form: a transaction of its own (READ COMMITTED unless the table names a level) on one
- *   connection; the settlement is fenced by the token the delivery holds once the body is done,
- *   and a row that no longer holds it rolls everything back (`LEASE_LOST`).
+ *   connection, the settlement fenced by the delivery's token (`LEASE_LOST` when it matched no row).
  * - Advisory lock form: a transaction on the delivery's own connection, whose session holds the
  *   `GET_LOCK` name.
  *
  * @module
  */
-import { LeaseLostError, type RowId, type TableDefinition } from "@rowclaim/core";
-import type { LeaseToken, Settlement, TransactionWork } from "@rowclaim/core/driver";
-import { normalizeError } from "./normalize-error.js";
+import type { RowId, TableDefinition } from "@rowclaim/core";
+import {
+  type LeaseToken,
+  runAdvisoryTransaction,
+  runLeaseTransaction,
+  runRowLockTransaction,
+  type TransactionDialect,
+  type TransactionSession,
+  type TransactionStep,
+  type TransactionWork,
+} from "@rowclaim/core/driver";
+import { classifyError, normalizeError } from "./normalize-error.js";
 import { type ConnectionLike, letGo, type PoolLike, run } from "./pool-like.js";
 import { applySettlement } from "./settle.js";
 import { type SettlementStatements, transactionSql } from "./sql.js";
-import { beginAt, commitAndRelease, rollbackAndRelease } from "./transaction.js";
+import { beginAt } from "./transaction.js";
 
-/** The savepoint a row lock body runs behind. */
-const savepoint = "rowclaim_handler";
+export { bodyRunning } from "@rowclaim/core/driver";
 
-/** Connections on which a transactional body is running now. */
-const running = new WeakSet<ConnectionLike>();
+/** A mysql2 connection as core's algorithm sees it; one that lost its session is closed on release. */
+class MysqlTransactionSession implements TransactionSession {
+  readonly client: ConnectionLike;
+  #broken = false;
+  #released = false;
 
-/**
- * Whether a transactional body is running on `connection` now. A claimer giving such a
- * connection up (the broker closing past its timeout) closes it rather than roll back or unlock on
- * it: the body's later statements must fail, not run outside the transaction.
- */
-export function bodyRunning(connection: ConnectionLike): boolean {
-  return running.has(connection);
-}
+  constructor(client: ConnectionLike) {
+    this.client = client;
+  }
 
-/** Runs the body; on failure undoes its writes with `undo` (quietly) and rethrows the body's error unchanged. */
-async function runBody(
-  connection: ConnectionLike,
-  work: TransactionWork,
-  undo: () => Promise<unknown>,
-): Promise<Settlement> {
-  running.add(connection);
-  try {
-    return await work(connection);
-  } catch (error) {
-    await undo().catch(() => undefined);
-    throw error;
-  } finally {
-    running.delete(connection);
+  async text(sql: string): Promise<unknown> {
+    try {
+      return await run(this.client, sql);
+    } catch (error) {
+      if (classifyError(error).connectionLost) this.#broken = true;
+      throw error;
+    }
+  }
+
+  get broken(): boolean {
+    return this.#broken;
+  }
+
+  markBroken(): void {
+    this.#broken = true;
+  }
+
+  get released(): boolean {
+    return this.#released;
+  }
+
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    letGo(this.client, this.#broken);
   }
 }
 
-/**
- * Row lock form: the body and its settlement inside the batch's transaction, behind a savepoint.
- * A body that throws rolls back to the savepoint; its error is rethrown unchanged.
- */
-export async function rowLockTransaction(
+/** What the driver was doing, as the error context says it. */
+function operationOf(form: TableDefinition["form"], step: TransactionStep, kind: string | undefined): string {
+  const base = `${form === "rowLock" ? "row lock" : form} transactional handler`;
+  if (form === "advisory" || step === "acquire" || step === "begin" || step === "savepoint") return base;
+  return `${base} (${step === "commit" ? "commit" : kind})`;
+}
+
+/** MySQL's statements and settlement for `table`. */
+function dialectFor(
+  settlements: SettlementStatements,
+  table: TableDefinition,
+  id: RowId,
+): TransactionDialect<MysqlTransactionSession> {
+  return {
+    savepoint: "SAVEPOINT rowclaim_handler",
+    rollbackToSavepoint: "ROLLBACK TO SAVEPOINT rowclaim_handler",
+    releaseSavepoint: "RELEASE SAVEPOINT rowclaim_handler",
+    commit: transactionSql.commit,
+    rollback: transactionSql.rollback,
+    begin: (session, form) =>
+      form === "lease"
+        ? beginAt(session.client, table.isolation ?? "read committed")
+        : session.text(transactionSql.begin),
+    apply: (session, settlement, expiry) =>
+      applySettlement(session.client, settlements, settlement, id, expiry, "inTransaction"),
+    normalize: (error, step, settlement) =>
+      normalizeError(error, {
+        table: table.name,
+        operation: operationOf(table.form, step, settlement?.kind),
+      }),
+  };
+}
+
+/** Row lock form: the body and its settlement inside the batch's transaction, behind a savepoint. */
+export function rowLockTransaction(
   connection: ConnectionLike,
   settlements: SettlementStatements,
   table: TableDefinition,
   id: RowId,
   work: TransactionWork,
 ): Promise<void> {
-  const operation = "row lock transactional handler";
-  try {
-    await run(connection, `SAVEPOINT ${savepoint}`);
-  } catch (error) {
-    throw normalizeError(error, { table: table.name, operation });
-  }
-  const settlement = await runBody(connection, work, () =>
-    run(connection, `ROLLBACK TO SAVEPOINT ${savepoint}`),
+  return runRowLockTransaction(
+    new MysqlTransactionSession(connection),
+    dialectFor(settlements, table, id),
+    work,
   );
-  try {
-    await applySettlement(connection, settlements, settlement, id, undefined, "inTransaction");
-    await run(connection, `RELEASE SAVEPOINT ${savepoint}`);
-  } catch (error) {
-    throw normalizeError(error, { table: table.name, operation: `${operation} (${settlement.kind})` });
-  }
 }
 
-/**
- * Lease form: a transaction on a connection of its own, the body, then the settlement fenced by
- * the token `fence` gives, then `COMMIT`. A row that holds another token rolls back and throws
- * `LEASE_LOST`: a worker that lost its lease leaves no writes behind.
- */
-export async function leaseTransaction(
+/** Lease form: a transaction on a connection of its own, the body, the fenced settlement, `COMMIT`. */
+export function leaseTransaction(
   pool: PoolLike,
   settlements: SettlementStatements,
   table: TableDefinition,
@@ -94,69 +126,13 @@ export async function leaseTransaction(
   fence: () => Promise<LeaseToken>,
   signal: AbortSignal,
 ): Promise<void> {
-  if (signal.aborted) throw signal.reason;
-  const operation = "lease transactional handler";
-  let connection: ConnectionLike;
-  try {
-    connection = await pool.getConnection();
-  } catch (error) {
-    throw normalizeError(error, { table: table.name, operation });
-  }
-  try {
-    await beginAt(connection, table.isolation ?? "read committed");
-  } catch (error) {
-    await rollbackAndRelease(connection, error).catch(() => undefined);
-    throw normalizeError(error, { table: table.name, operation });
-  }
-  let settlement: Settlement;
-  let token: LeaseToken;
-  // Given up (or the lease lost) while the body runs: close the session, so its next statement fails.
-  const giveUp = (): void => {
-    if (running.has(connection)) letGo(connection, true);
-  };
-  signal.addEventListener("abort", giveUp, { once: true });
-  try {
-    running.add(connection);
-    try {
-      settlement = await work(connection);
-    } finally {
-      running.delete(connection);
-      signal.removeEventListener("abort", giveUp);
-    }
-    token = await fence();
-  } catch (error) {
-    await rollbackAndRelease(connection).catch(() => undefined);
-    // Cut off by the abort: say why (CLOSED, LEASE_LOST) rather than how the session ended.
-    throw signal.aborted ? signal.reason : error;
-  }
-  let matched: number;
-  try {
-    matched = await applySettlement(connection, settlements, settlement, id, token.expiry, "inTransaction");
-  } catch (error) {
-    await rollbackAndRelease(connection, error).catch(() => undefined);
-    throw normalizeError(error, { table: table.name, operation: `${operation} (${settlement.kind})` });
-  }
-  if (matched === 0) {
-    await rollbackAndRelease(connection).catch(() => undefined);
-    throw new LeaseLostError(
-      `Table "${table.name}" (lease form): row ${String(id)} no longer holds this delivery's lease (expiry ${token.expiry.toISOString()}), so the transactional handler's writes and its ${settlement.kind} settlement were rolled back. The lease ran out and another claim took the row, or the row is gone. Make the lease longer than the handler can stall, or keep lease extension on.`,
-      { table: table.name },
-    );
-  }
-  try {
-    await commitAndRelease(connection);
-  } catch (error) {
-    throw normalizeError(error, { table: table.name, operation: `${operation} (commit)` });
-  }
+  const acquire = async (): Promise<MysqlTransactionSession> =>
+    new MysqlTransactionSession(await pool.getConnection());
+  return runLeaseTransaction(acquire, dialectFor(settlements, table, id), { table, id }, work, fence, signal);
 }
 
-/**
- * Advisory lock form: a transaction on the delivery's own connection (the lock's session), the
- * body, the settlement, `COMMIT`, then `release` (unlock and return the connection). A body that
- * throws rolls back and keeps the lock and the connection; its error is rethrown unchanged. Any
- * other failure rolls back, releases and throws.
- */
-export async function advisoryTransaction(
+/** Advisory lock form: a transaction on the lock's session, the body, the settlement, `COMMIT`, then `release`. */
+export function advisoryTransaction(
   connection: ConnectionLike,
   settlements: SettlementStatements,
   table: TableDefinition,
@@ -165,44 +141,12 @@ export async function advisoryTransaction(
   work: TransactionWork,
   release: () => Promise<void>,
 ): Promise<void> {
-  const operation = "advisory transactional handler";
-  try {
-    await run(connection, transactionSql.begin);
-  } catch (error) {
-    await release().catch(() => undefined);
-    throw normalizeError(error, { table: table.name, operation });
-  }
-  const settlement = await runBody(connection, work, () => run(connection, transactionSql.rollback));
-  let failure: unknown;
-  try {
-    const matched = await applySettlement(
-      connection,
-      settlements,
-      settlement,
-      id,
-      undefined,
-      "inTransaction",
-    );
-    if (matched === 0) {
-      throw new LeaseLostError(
-        `Table "${table.name}" (advisory lock form): the transactional ${settlement.kind} settlement of row ${String(id)} found the row gone or finished while its key "${key}" was held (deleted or settled by hand?); the handler's writes were rolled back.`,
-        { table: table.name },
-      );
-    }
-    await run(connection, transactionSql.commit);
-  } catch (error) {
-    failure = keepOrNormalize(error, table, operation);
-    await run(connection, transactionSql.rollback).catch(() => undefined);
-  }
-  try {
-    await release();
-  } catch (error) {
-    failure ??= error;
-  }
-  if (failure !== undefined) throw failure;
-}
-
-/** Keeps a rowclaim error as it is; normalizes a database error. */
-function keepOrNormalize(error: unknown, table: TableDefinition, operation: string): unknown {
-  return error instanceof LeaseLostError ? error : normalizeError(error, { table: table.name, operation });
+  const session = new MysqlTransactionSession(connection);
+  return runAdvisoryTransaction(
+    session,
+    dialectFor(settlements, table, id),
+    { table, id, key },
+    work,
+    release,
+  );
 }

@@ -8,7 +8,8 @@
 import type { TransactionMode } from "@rowclaim/core";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 
-interface TransactionStatements {
+/** A handle's transaction control statements. */
+export interface TransactionStatements {
   readonly begin: Readonly<Record<TransactionMode, SqliteStatement>>;
   readonly commit: SqliteStatement;
   readonly rollback: SqliteStatement;
@@ -16,7 +17,8 @@ interface TransactionStatements {
 
 const prepared = new WeakMap<SqliteDatabase, TransactionStatements>();
 
-function statementsFor(db: SqliteDatabase): TransactionStatements {
+/** The prepared `BEGIN …`, `COMMIT` and `ROLLBACK` of `db`, made once per handle. */
+export function transactionStatements(db: SqliteDatabase): TransactionStatements {
   let statements = prepared.get(db);
   if (statements === undefined) {
     statements = {
@@ -38,7 +40,7 @@ function statementsFor(db: SqliteDatabase): TransactionStatements {
  * (or the commit) throws.
  */
 export function inTransaction<T>(db: SqliteDatabase, mode: TransactionMode, work: () => T): T {
-  const statements = statementsFor(db);
+  const statements = transactionStatements(db);
   statements.begin[mode].run();
   try {
     const result = work();

@@ -16,33 +16,19 @@
  *
  * @module
  */
-import { InvalidArgumentError, LeaseLostError, type RowId, type TableDefinition } from "@rowclaim/core";
-import { isPromiseLike, type Settlement, type TransactionWork } from "@rowclaim/core/driver";
+import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
+import {
+  isPromiseLike,
+  type Settlement,
+  type TransactionWork,
+  transactionalLeaseLost,
+  transactionalRowGone,
+} from "@rowclaim/core/driver";
 import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
-import type { SqliteDatabase, SqliteStatement } from "./database.js";
+import type { SqliteDatabase } from "./database.js";
 import { isBusyError, normalizeError } from "./normalize-error.js";
 import type { SettlementStatements } from "./settle.js";
-
-interface Statements {
-  readonly begin: SqliteStatement;
-  readonly commit: SqliteStatement;
-  readonly rollback: SqliteStatement;
-}
-
-const prepared = new WeakMap<SqliteDatabase, Statements>();
-
-function statementsFor(db: SqliteDatabase): Statements {
-  let statements = prepared.get(db);
-  if (statements === undefined) {
-    statements = {
-      begin: db.prepare("BEGIN IMMEDIATE"),
-      commit: db.prepare("COMMIT"),
-      rollback: db.prepare("ROLLBACK"),
-    };
-    prepared.set(db, statements);
-  }
-  return statements;
-}
+import { transactionStatements } from "./transaction.js";
 
 /** Why a transactional body failed: its own error, kept apart from the driver's. */
 class BodyFailure {
@@ -73,14 +59,14 @@ export interface SqliteTransactionOptions {
  */
 export async function sqliteTransaction(options: SqliteTransactionOptions): Promise<void> {
   const { db, busy, table, id, token, settlements, work } = options;
-  const statements = statementsFor(db);
+  const statements = transactionStatements(db);
   const form = table.form === "lease" ? "lease" : "advisory lock";
   let settlement: Settlement | undefined;
   let changed: number;
   try {
     changed = await retryBusy(db, busy, () => {
       // Contention here is retried: the body has not run yet.
-      statements.begin.run();
+      statements.begin.immediate.run();
       try {
         let result: Settlement | Promise<Settlement>;
         try {
@@ -124,11 +110,8 @@ export async function sqliteTransaction(options: SqliteTransactionOptions): Prom
   }
   if (changed === 0) {
     const kind = settlement?.kind ?? "settlement";
-    throw new LeaseLostError(
-      table.form === "lease"
-        ? `Table "${table.name}" (SQLite, lease form): row ${String(id)} no longer holds this delivery's lease (expiry ${token?.toISOString() ?? "?"}), so the transactional handler's writes and its ${kind} settlement were rolled back. The lease ran out and another claim took the row (or it is gone): make the lease longer than the handler can stall, or keep lease extension on.`
-        : `Table "${table.name}" (SQLite, advisory lock form): the transactional ${kind} settlement of row ${String(id)} found the row gone or finished while its key was held (deleted or settled by hand?); the handler's writes were rolled back.`,
-      { table: table.name },
-    );
+    throw table.form === "lease"
+      ? transactionalLeaseLost(table, id, token, kind)
+      : transactionalRowGone(table, id, kind);
   }
 }
