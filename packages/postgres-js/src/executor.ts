@@ -11,12 +11,8 @@ import {
 import type { ListenMeta, ReservedSql, Sql } from "postgres";
 
 /** postgres.js's own codes for a connection that is gone (or never came), with the SQLSTATE they stand for. */
-const lostCodes: Readonly<Record<string, string>> = {
-  CONNECTION_CLOSED: "08006",
-  CONNECTION_ENDED: "08003",
-  CONNECTION_DESTROYED: "08003",
-  CONNECT_TIMEOUT: "08001",
-};
+const closedCodes = { CONNECTION_CLOSED: "08006", CONNECTION_ENDED: "08003", CONNECTION_DESTROYED: "08003" };
+const lostCodes: Readonly<Record<string, string>> = { ...closedCodes, CONNECT_TIMEOUT: "08001" };
 
 /** `error` in `pg`'s shape: a lost connection gets a class 08 `code`, a server error `column`/`constraint`. */
 export function asPgError(error: unknown): unknown {
@@ -53,7 +49,7 @@ function valuesFor(sql: Sql, values: readonly unknown[] | undefined): never[] {
 }
 
 /** postgres.js's connection under a reserved one, as the `onexecute` query option shows it (3.4). */
-type Connection = { onclose?: (() => void) | null; terminate?: () => void };
+type Connection = { onclose?: (() => void) | null; terminate?: () => void; reserved?: unknown };
 
 /** Runs one statement on `sql` (the pool, or a reserved connection, whose `onexecute` learns its connection). */
 async function run(
@@ -102,6 +98,9 @@ function heldClient(sql: Sql, reserved: ReservedSql): ReservedClient {
       seen.onclose = () => {
         lost = true;
       };
+      // Closed before its first statement (postgres.js would write it to no socket, never answering): fail it.
+      lost = seen.reserved === null;
+      if (lost) seen.terminate?.();
     }
     return true;
   };
