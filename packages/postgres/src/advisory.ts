@@ -177,8 +177,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     } catch (error) {
       const normalized = normalizeError(error, {
         table: table.name,
-        form: "advisory lock",
-        statement: "advisory claim",
+        operation: "advisory claim",
       });
       keepTakenOnFailure(
         this.#options.logger,
@@ -200,8 +199,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     if (end.stopped === "failed") {
       const normalized = normalizeError(end.failure, {
         table: table.name,
-        form: "advisory lock",
-        statement: "advisory take",
+        operation: "advisory take",
       });
       keepTakenOnFailure(this.#options.logger, table.name, "taking a row", taken.length, normalized);
     }
@@ -346,8 +344,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
         await this.#unlockAndRelease(token);
         throw normalizeError(error, {
           table: this.#options.table.name,
-          form: "advisory lock",
-          statement: `${settlement.kind} settlement`,
+          operation: `advisory ${settlement.kind} settlement`,
         });
       }
       connection.release();
@@ -362,8 +359,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     } catch (error) {
       failure = normalizeError(error, {
         table: this.#options.table.name,
-        form: "advisory lock",
-        statement: `${settlement.kind} settlement`,
+        operation: `advisory ${settlement.kind} settlement`,
       });
     }
     try {

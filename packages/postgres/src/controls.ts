@@ -29,7 +29,7 @@ function postgresControlStatements(pool: QueryableLike): ControlStatements {
     try {
       return await pool.query({ text, values });
     } catch (error) {
-      throw normalizeError(error, { table, form: "control table", statement: what });
+      throw normalizeError(error, { table, operation: `control table ${what}` });
     }
   };
   return {
@@ -42,7 +42,7 @@ function postgresControlStatements(pool: QueryableLike): ControlStatements {
         return (await pool.query({ text: controlsReadSql, values: [table] })).rows;
       } catch (error) {
         if (sqlStateOf(error) === "42P01") return undefined;
-        throw normalizeError(error, { table, form: "control table", statement: "control read" });
+        throw normalizeError(error, { table, operation: "control table read" });
       }
     },
     async setPaused(table, scope, paused) {
@@ -70,8 +70,7 @@ function postgresControlStatements(pool: QueryableLike): ControlStatements {
         if (state === undefined || !CREATED_MEANWHILE.has(state))
           throw normalizeError(error, {
             table: "rowclaim_controls",
-            form: "control table",
-            statement: "CREATE TABLE",
+            operation: "control table creation",
           });
       }
     },

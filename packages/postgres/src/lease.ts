@@ -76,7 +76,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
         : await execute(this.#options.pool, this.#options.claim.forLimit(request.limit), values);
     } catch (error) {
       if (isClaimConflict(error)) return [];
-      throw normalizeError(error, { table: table.name, form: "lease", statement: "lease claim" });
+      throw normalizeError(error, { table: table.name, operation: "lease claim" });
     }
     const token: LeaseToken = { form: "lease", expiry: request.expiry };
     const known = { [table.columns.lockedUntil as string]: request.expiry };
@@ -96,8 +96,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     } catch (error) {
       throw normalizeError(error, {
         table: this.#options.table.name,
-        form: "lease",
-        statement: "lease extension",
+        operation: "lease extension",
       });
     }
     const next: LeaseToken = { form: "lease", expiry };
@@ -112,8 +111,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     } catch (error) {
       throw normalizeError(error, {
         table: table.name,
-        form: "lease",
-        statement: `${settlement.kind} settlement`,
+        operation: `lease ${settlement.kind} settlement`,
       });
     }
     if (changed === 0) throw leaseLostOnSettle(table.name, id, token.expiry, settlement.kind);
@@ -146,8 +144,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     } catch (error) {
       throw normalizeError(error, {
         table: table.name,
-        form: "lease",
-        statement: `coalesced ${settlement.kind} settlement`,
+        operation: `lease coalesced ${settlement.kind} settlement`,
       });
     }
     return heldAmong(held, result.rows, answerId);

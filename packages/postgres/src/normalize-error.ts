@@ -6,7 +6,7 @@
  * @module
  */
 import { BrokerError, type BrokerErrorCode } from "@rowclaim/core";
-import { nativeErrorNormalizer } from "@rowclaim/core/driver";
+import { type ErrorContext, nativeErrorNormalizer } from "@rowclaim/core/driver";
 
 /** SQLSTATE (or SQLSTATE class, two characters) → rowclaim code. Exact states win over classes. */
 export const sqlStateCodes: Readonly<Record<string, BrokerErrorCode>> = Object.freeze({
@@ -99,14 +99,6 @@ export function isClaimConflict(error: unknown): boolean {
   return state === "40001" || state === "40P01" || state === "55P03";
 }
 
-/** Where an error happened, for the message of the rowclaim error that wraps it. */
-export interface ErrorContext {
-  readonly table: string;
-  readonly form: string;
-  /** What the driver was doing, for example `"lease claim"`. */
-  readonly statement?: string;
-}
-
 /**
  * Wraps a native error in the rowclaim error its SQLSTATE maps to, keeping it as `cause`; an
  * error that maps to no code (or is already a rowclaim error) is returned as it is. The flow and
@@ -115,8 +107,7 @@ export interface ErrorContext {
 export const normalizeError: (error: unknown, context: ErrorContext) => unknown =
   nativeErrorNormalizer<ErrorContext>({
     codeOf: codeForError,
-    where: (context) =>
-      `Table "${context.table}" (${context.form} form)${context.statement === undefined ? "" : `, ${context.statement}`}`,
+    where: (context) => `Table "${context.table}" (${context.operation})`,
     columnOf: (error, native) => {
       const column = (error as { column?: unknown }).column;
       return typeof column === "string" ? column : columnFromMessage(native);

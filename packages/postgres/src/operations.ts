@@ -53,8 +53,7 @@ export function postgresOperations(pool: PoolLike): OperationsDriver {
         }),
       {
         transaction,
-        fail: (error) =>
-          normalizeError(error, { table: table.name, form: table.form, statement: stmt.purpose }),
+        fail: (error) => normalizeError(error, { table: table.name, operation: stmt.purpose }),
       },
     );
   const stored = (table: TableDefinition, raw: Record<string, unknown>): StoredRow =>
@@ -124,7 +123,7 @@ export function postgresOperations(pool: PoolLike): OperationsDriver {
       } catch (error) {
         await connection.text("ROLLBACK").catch(() => undefined);
         connection.release();
-        throw normalizeError(error, { table: table.name, form: table.form, statement: pruneLockSql.purpose });
+        throw normalizeError(error, { table: table.name, operation: pruneLockSql.purpose });
       }
       return {
         async release() {

@@ -358,8 +358,7 @@ export function createPostgresDriverOn(
         (error) =>
           normalizeError(error, {
             table: table.name,
-            form: formLabel(table),
-            statement: "subscription startup",
+            operation: `${formLabel(table)} subscription startup`,
           }),
       ),
     async publish(

@@ -64,7 +64,7 @@ export class Publisher {
         connection.release();
       }
     } catch (error) {
-      throw normalizeError(error, { table: table.name, form: formName(table), statement: "publish" });
+      throw normalizeError(error, { table: table.name, operation: "publish" });
     }
   }
 
@@ -122,10 +122,6 @@ export class Publisher {
 
 function toBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-function formName(table: TableDefinition): string {
-  return table.form === "rowLock" ? "row lock" : table.form === "advisory" ? "advisory lock" : "lease";
 }
 
 function asQueryable(table: TableDefinition, client: unknown): QueryableLike {

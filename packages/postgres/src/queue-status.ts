@@ -31,7 +31,7 @@ export function postgresStatusReader(pool: QueryableLike): QueueStatusReader {
       const result = await pool.query({ text: stmt.text, values: stmt.params.map((name) => all[name]) });
       return result.rows;
     } catch (error) {
-      throw normalizeError(error, { table: table.name, form: table.form, statement: "status read" });
+      throw normalizeError(error, { table: table.name, operation: "status read" });
     }
   };
   return {

@@ -71,7 +71,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     try {
       connection = await HeldConnection.acquire(pool);
     } catch (error) {
-      throw normalizeError(error, { table: table.name, form: "row lock", statement: "row lock claim" });
+      throw normalizeError(error, { table: table.name, operation: "row lock claim" });
     }
     try {
       const { stmt, values } = this.#claimStatement(request);
@@ -146,7 +146,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       const error =
         acked.status === "rejected"
           ? this.#ackError(acked.reason, settlement)
-          : normalizeError(committed.reason, { table: table.name, form: "row lock", statement: "commit" });
+          : normalizeError(committed.reason, { table: table.name, operation: "row lock commit" });
       return { ended: { error }, claimed: { error } };
     }
     const ended =
@@ -189,8 +189,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     if (isClaimConflict(error)) return null;
     throw normalizeError(error, {
       table: this.#options.table.name,
-      form: "row lock",
-      statement: "row lock claim",
+      operation: "row lock claim",
     });
   }
 
@@ -200,8 +199,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     } catch (error) {
       throw normalizeError(error, {
         table: this.#options.table.name,
-        form: "row lock",
-        statement: `${settlement.kind} settlement`,
+        operation: `row lock ${settlement.kind} settlement`,
       });
     }
   }
@@ -249,8 +247,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     if (committed.status === "rejected") {
       throw normalizeError(committed.reason, {
         table: this.#options.table.name,
-        form: "row lock",
-        statement: "commit",
+        operation: "row lock commit",
       });
     }
   }
@@ -324,8 +321,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
   #ackError(error: unknown, settlement: AckSettlement): unknown {
     return normalizeError(error, {
       table: this.#options.table.name,
-      form: "row lock",
-      statement: `coalesced ${settlement.kind} settlement`,
+      operation: `row lock coalesced ${settlement.kind} settlement`,
     });
   }
 
@@ -349,8 +345,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       connection.markBroken(error instanceof Error ? error : new Error(String(error)));
       throw normalizeError(error, {
         table: this.#options.table.name,
-        form: "row lock",
-        statement: sql === commitSql ? "commit" : "rollback",
+        operation: sql === commitSql ? "row lock commit" : "row lock rollback",
       });
     } finally {
       connection.release();

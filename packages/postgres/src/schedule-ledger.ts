@@ -25,7 +25,7 @@ import { ledgerRef, scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedul
 /** Makes the ledger of a driver on `pool`, whose queue rows `publisher` inserts. */
 export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): ScheduleLedger {
   const fail = (table: TableDefinition, statement: string) => (error: unknown) => {
-    throw normalizeError(error, { table: table.name, form: "schedule", statement });
+    throw normalizeError(error, { table: table.name, operation: `schedule ${statement}` });
   };
   const statementsFor = perLedgerSchema(scheduleLedgerSql);
   const session = heldSession(pool);
@@ -60,8 +60,7 @@ export function postgresScheduleLedger(pool: PoolLike, publisher: Publisher): Sc
         },
         {
           transaction: true,
-          fail: (error) =>
-            normalizeError(error, { table: table.name, form: "schedule", statement: "publishing a tick" }),
+          fail: (error) => normalizeError(error, { table: table.name, operation: "schedule tick publish" }),
         },
       );
     },

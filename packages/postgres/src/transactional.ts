@@ -87,8 +87,7 @@ function dialectFor(
     normalize: (error, step, settlement) =>
       normalizeError(error, {
         table: table.name,
-        form: formLabels[table.form],
-        statement: step === "settle" ? `${settlement?.kind} settlement (transactional)` : stepLabels[step],
+        operation: `${formLabels[table.form]} ${step === "settle" ? `${settlement?.kind} settlement (transactional)` : stepLabels[step]}`,
       }),
   };
 }

@@ -37,7 +37,7 @@ export class UniquePublisher {
         await this.#pool.query({ text: "SELECT pg_notify($1::text, '')", values: [this.#channelFor(table)] });
       }
     } catch (error) {
-      throw normalizeError(error, { table: table.name, form: table.form, statement: "unique publish" });
+      throw normalizeError(error, { table: table.name, operation: "unique publish" });
     }
     return results;
   }

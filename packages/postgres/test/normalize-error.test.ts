@@ -6,7 +6,7 @@ function pgError(code: string, message = "native"): Error {
   return Object.assign(new Error(message), { code });
 }
 
-const context = { table: "jobs", form: "lease", statement: "lease claim" };
+const context = { table: "jobs", operation: "lease claim", statement: "SELECT 1" };
 
 /** What each SQLSTATE the tables below use means, for the test names. */
 const sqlStateNames: Readonly<Record<string, string>> = {
@@ -145,7 +145,7 @@ describe("normalizing PostgreSQL errors by SQLSTATE", () => {
     expect(normalized).toMatchObject({
       code: "SCHEMA",
       column: "run_at",
-      statement: "lease claim",
+      statement: "SELECT 1",
       table: "jobs",
     });
   });
