@@ -1,6 +1,6 @@
 // Adds up the vitest JSON reports that the packages wrote into one directory and prints the
 // closing line CI reads: "N passed, N failed, N skipped". Exits 1 when any test failed, when a
-// report is missing or unreadable, or when no test ran at all.
+// report is missing or unreadable, or when no test ran at all. Names every failed test.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -29,6 +29,13 @@ for (const file of files) {
     skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
     // A suite that failed to load has no tests counted, but fails the report.
     for (const suite of report.testResults ?? []) {
+      // Each failed test is named, with the first line of its failure, next to the closing line:
+      // CI's record keeps only the tail of the log.
+      for (const test of suite.assertionResults ?? []) {
+        if (test.status !== "failed") continue;
+        const why = String((test.failureMessages ?? [])[0] ?? "").split("\n")[0];
+        console.error(`summarize-tests: FAILED ${suite.name} > ${test.fullName}: ${why}`);
+      }
       if (
         suite.status === "failed" &&
         (suite.assertionResults ?? []).every((test) => test.status !== "failed")
