@@ -31,15 +31,14 @@ for (const file of files) {
     for (const suite of report.testResults ?? []) {
       // Each failed test is named, with the first line of its failure, next to the closing line:
       // CI's record keeps only the tail of the log.
+      let testsFailed = 0;
       for (const test of suite.assertionResults ?? []) {
         if (test.status !== "failed") continue;
+        testsFailed += 1;
         const why = String((test.failureMessages ?? [])[0] ?? "").split("\n")[0];
         console.error(`summarize-tests: FAILED ${suite.name} > ${test.fullName}: ${why}`);
       }
-      if (
-        suite.status === "failed" &&
-        (suite.assertionResults ?? []).every((test) => test.status !== "failed")
-      ) {
+      if (suite.status === "failed" && testsFailed === 0) {
         console.error(
           `summarize-tests: ${suite.name} failed to run: ${String(suite.message ?? "").split("\n")[0]}`,
         );

@@ -32,12 +32,8 @@ export const allForms: readonly ClaimFormName[] = Object.freeze(["rowLock", "lea
 /** The forms a FIFO table may take (the advisory lock form puts the group into its key instead). */
 export const fifoForms: readonly ClaimFormName[] = Object.freeze(["rowLock", "lease"]);
 
-/** Human names of the forms, for test titles and skip reasons. */
-export const formLabels: Readonly<Record<ClaimFormName, string>> = Object.freeze({
-  rowLock: "row lock",
-  lease: "lease",
-  advisory: "advisory lock",
-});
+/** Human names of the forms, for test titles and skip reasons: core's, as its messages write them. */
+export { formLabels } from "@rowclaim/core/driver";
 
 /** What a test asks of its table, beyond the form. */
 export interface TableShape {

@@ -29,6 +29,7 @@ import {
   type BrokerEventName,
   BrokerEvents,
 } from "./events.js";
+import { formLabels } from "./form-labels.js";
 import type { Claimer } from "./forms.js";
 import { type BrokerLogger, brokerLogger } from "./logger.js";
 import {
@@ -744,13 +745,13 @@ export class Broker<D extends Driver = Driver> {
     if (!capabilities.forms.includes(table.form)) {
       const offered = capabilities.forms.map((form) => formAdvice[form]).join("; or ");
       throw new UnsupportedFormError(
-        `Table "${table.name}" takes the ${formNames[table.form]} form, which the ${name} driver does not offer. It offers: ${offered}.`,
+        `Table "${table.name}" takes the ${formLabels[table.form]} form, which the ${name} driver does not offer. It offers: ${offered}.`,
         { table: table.name },
       );
     }
     if (table.fifo && !capabilities.fifo.includes(table.form)) {
       throw new UnsupportedFormError(
-        `Table "${table.name}" is FIFO in the ${formNames[table.form]} form, which the ${name} driver does not guard. FIFO is offered in: ${capabilities.fifo.map((form) => formNames[form]).join(", ") || "no form"}.`,
+        `Table "${table.name}" is FIFO in the ${formLabels[table.form]} form, which the ${name} driver does not guard. FIFO is offered in: ${capabilities.fifo.map((form) => formLabels[form]).join(", ") || "no form"}.`,
         { table: table.name },
       );
     }
@@ -925,12 +926,6 @@ export class Broker<D extends Driver = Driver> {
     };
   }
 }
-
-const formNames: Record<ClaimFormName, string> = {
-  rowLock: "row lock",
-  lease: "lease",
-  advisory: "advisory lock",
-};
 
 const formAdvice: Record<ClaimFormName, string> = {
   rowLock: "row lock (name neither columns.lockedUntil nor advisoryLock)",

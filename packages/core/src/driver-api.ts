@@ -78,6 +78,7 @@ export {
   UnsafeTopologyError,
   UnsupportedFormError,
 } from "./errors.js";
+export { formLabels } from "./form-labels.js";
 export {
   type Acks,
   type AdvisoryClaimer,

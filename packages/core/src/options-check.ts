@@ -22,6 +22,7 @@ import type {
   SubscribeOptions,
 } from "./broker-options.js";
 import { DeclarationError } from "./errors.js";
+import { formLabels } from "./form-labels.js";
 import { DEFAULT_TIMEOUT_GRACE_MS, type HandlerTimeoutSettings, MAX_TIMEOUT_MS } from "./handler-timeout.js";
 import type { Logger } from "./logger.js";
 import { describeValue, type KeySet } from "./option-keys.js";
@@ -122,7 +123,7 @@ export function checkPoolSize(
 ): number {
   const needed = connectionsNeeded(table.form, workers);
   if (max === undefined) return needed;
-  const form = table.form === "rowLock" ? "row lock" : table.form === "lease" ? "lease" : "advisory lock";
+  const form = formLabels[table.form];
   if (needed > max) {
     throw new DeclarationError(
       `subscribe(${table.name}): the pool holds at most ${max} connections, and ${workers} workers in the ${form} form need ${needed} (one per delivery in work, plus one for claims and publishes). Make the pool's max at least ${needed}, or run at most ${Math.max(1, max - 1)} workers.`,

@@ -15,6 +15,7 @@
  */
 import type { Driver } from "./driver.js";
 import { UnsupportedFormError } from "./errors.js";
+import { formLabels } from "./form-labels.js";
 import type { Outcome } from "./outcomes.js";
 import type { Settlement } from "./settlement.js";
 import type { ClaimFormName, TableDefinition } from "./table.js";
@@ -101,13 +102,6 @@ export function bodyWork(
 export function offersTransactional(driver: Pick<Driver, "capabilities">, form: ClaimFormName): boolean {
   return (driver.capabilities.transactionalHandlers ?? []).includes(form);
 }
-
-/** The form's name as messages write it. */
-const formLabels: Readonly<Record<ClaimFormName, string>> = {
-  rowLock: "row lock",
-  lease: "lease",
-  advisory: "advisory lock",
-};
 
 /**
  * Refuses a subscription that asks for transactional handlers (`transactional: true`) on a

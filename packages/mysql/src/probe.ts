@@ -25,6 +25,7 @@ import {
   connectionWithin,
   DecidedOnce,
   type DetectedCapabilities,
+  formLabels,
   ProbeFindings,
   type ProbeName,
   probeRowLocks,
@@ -69,8 +70,6 @@ function secondConnection(pool: PoolLike): Promise<ConnectionLike | undefined> {
   return connectionWithin(pool.getConnection(), secondConnectionTimeoutMs, (late) => late.release());
 }
 
-const formNames = { rowLock: "row lock", lease: "lease", advisory: "advisory lock" } as const;
-
 /** The probes of one driver and their cached results; the algorithm is core's (`ProbeFindings`). */
 export class MysqlProbes {
   readonly #pool: PoolLike;
@@ -86,7 +85,7 @@ export class MysqlProbes {
       forms: ["rowLock", "advisory"],
       safe: async () => !(await this.#cluster.get(() => this.#probeCluster())),
       refusal: (table) =>
-        `Table "${table.name}" takes the ${formNames[table.form]} form, but this server is a node of a Galera cluster (wsrep_on = ON, cluster size ${this.#clusterSize ?? "unknown"}): Galera does not carry ${table.form === "advisory" ? "GET_LOCK" : "row locks (FOR UPDATE)"} to the other nodes, so a subscriber on another node would take the same row and it would be delivered twice. Use the lease form (columns.lockedUntil), whose claims and settlements certification orders across nodes, or point every subscriber of this table at one node. To skip this check: createMysqlDriver({ skipProbes: ["multiMaster"] }).`,
+        `Table "${table.name}" takes the ${formLabels[table.form]} form, but this server is a node of a Galera cluster (wsrep_on = ON, cluster size ${this.#clusterSize ?? "unknown"}): Galera does not carry ${table.form === "advisory" ? "GET_LOCK" : "row locks (FOR UPDATE)"} to the other nodes, so a subscriber on another node would take the same row and it would be delivered twice. Use the lease form (columns.lockedUntil), whose claims and settlements certification orders across nodes, or point every subscriber of this table at one node. To skip this check: createMysqlDriver({ skipProbes: ["multiMaster"] }).`,
     },
     {
       name: "advisoryLock",

@@ -22,6 +22,7 @@ import {
   DriverLifecycle,
   type DriverPublishOptions,
   driverCapabilities,
+  formLabels,
   type OpenOptions,
   type OptionKeySet,
   type ProbeName,
@@ -358,7 +359,7 @@ export function createPostgresDriverOn(
         (error) =>
           normalizeError(error, {
             table: table.name,
-            operation: `${formLabel(table)} subscription startup`,
+            operation: `${formLabels[table.form]} subscription startup`,
           }),
       ),
     async publish(
@@ -407,9 +408,4 @@ export function createPostgresDriverOn(
 /** The statements that exist (a table without processedAt has no markProcessed statement). */
 function present(...statements: (Statement | null)[]): Statement[] {
   return statements.filter((stmt): stmt is Statement => stmt !== null);
-}
-
-/** The form's name as messages write it. */
-function formLabel(table: TableDefinition): string {
-  return table.form === "rowLock" ? "row lock" : table.form === "lease" ? "lease" : "advisory lock";
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import { DeclarationError, SchemaError, type TableDefinition } from "@rowclaim/core";
+import { formLabels } from "@rowclaim/core/driver";
 import type { HeldConnection } from "./connection.js";
 import { columnFromMessage, isConnectionLost } from "./normalize-error.js";
 import {
@@ -17,8 +18,6 @@ import {
   tableColumnsSql,
   tableRef,
 } from "./sql.js";
-
-const formNames = { rowLock: "row lock", lease: "lease", advisory: "advisory lock" } as const;
 
 /**
  * Refuses names PostgreSQL cannot hold at all (a NUL character), before any SQL is sent. Every
@@ -62,7 +61,7 @@ export async function checkColumns(
 ): Promise<ColumnTypes> {
   const types = await readColumnTypes(connection, table, name);
   const where = table.schema === undefined ? "the connection's search_path" : `schema "${table.schema}"`;
-  const form = formNames[table.form];
+  const form = formLabels[table.form];
   if (types === null) {
     const dotted =
       table.schema === undefined && name.includes(".")
@@ -106,7 +105,7 @@ export async function checkStatements(
       if (isConnectionLost(error)) throw error;
       const message = error instanceof Error ? error.message : String(error);
       throw new SchemaError(
-        `Table "${table.name}" (${formNames[table.form]} form): PostgreSQL refused the ${stmt.purpose} statement: ${message}. Check the column types against the description (driver.schemaSql(table) prints the recommended schema).`,
+        `Table "${table.name}" (${formLabels[table.form]} form): PostgreSQL refused the ${stmt.purpose} statement: ${message}. Check the column types against the description (driver.schemaSql(table) prints the recommended schema).`,
         { table: table.name, column: columnFromMessage(message), statement: stmt.purpose, cause: error },
       );
     }

@@ -13,6 +13,7 @@
 import type { RowId, TableDefinition } from "@rowclaim/core";
 import {
   bodyRunning as clientRunning,
+  formLabels,
   type LeaseToken,
   runAdvisoryTransaction,
   runLeaseTransaction,
@@ -59,7 +60,6 @@ export function bodyRunning(connection: HeldConnection): boolean {
 }
 
 /** The form's name as messages write it. */
-const formLabels = { rowLock: "row lock", lease: "lease", advisory: "advisory lock" } as const;
 
 /** What failed, as the error context says it. */
 const stepLabels: Readonly<Record<Exclude<TransactionStep, "settle">, string>> = {

@@ -18,6 +18,7 @@
  */
 import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
 import {
+  formLabels,
   isPromiseLike,
   type Settlement,
   type TransactionWork,
@@ -60,7 +61,7 @@ export interface SqliteTransactionOptions {
 export async function sqliteTransaction(options: SqliteTransactionOptions): Promise<void> {
   const { db, busy, table, id, token, settlements, work } = options;
   const statements = transactionStatements(db);
-  const form = table.form === "lease" ? "lease" : "advisory lock";
+  const form = formLabels[table.form];
   let settlement: Settlement | undefined;
   let changed: number;
   try {
