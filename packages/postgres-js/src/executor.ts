@@ -49,32 +49,49 @@ function valuesFor(sql: Sql, values: readonly unknown[] | undefined): never[] {
 }
 
 /** postgres.js's connection under a reserved one, as the `onexecute` query option shows it (3.4). */
-type Connection = { onclose?: (() => void) | null; terminate?: () => void; reserved?: unknown };
+type Connection = {
+  onclose?: (() => void) | null;
+  terminate?: () => void;
+  reserved?: unknown;
+  execute?: (statement: {
+    options?: { refuse?: () => boolean };
+    reject?: (error: unknown) => void;
+  }) => unknown;
+  rowclaimGuarded?: true;
+};
 
-/** Runs one statement on `sql` (the pool, or a reserved connection, whose `onexecute` learns its connection). */
-async function run(
-  sql: Sql,
-  config: QueryConfigLike,
-  onexecute?: (connection: Connection) => boolean,
-): Promise<QueryResultLike & { pid?: number }> {
+/** Runs one statement on `sql`: the pool, or a reserved connection, whose `onexecute` learns its connection. */
+async function run(sql: Sql, config: QueryConfigLike, held?: object): Promise<QueryResultLike> {
   try {
-    const options = { prepare: config.name !== undefined, ...(onexecute ? { onexecute } : {}) };
+    const options = { prepare: config.name !== undefined, ...held };
     const result = await sql.unsafe(config.text, valuesFor(sql, config.values), options);
     const count = (result as { count?: unknown }).count;
-    const pid = (result as { state?: { pid?: unknown } }).state?.pid;
-    return {
-      rows: result as unknown as Record<string, unknown>[],
-      rowCount: typeof count === "number" && Number.isFinite(count) ? count : null,
-      ...(typeof pid === "number" ? { pid } : {}),
-    };
+    const rowCount = typeof count === "number" && Number.isFinite(count) ? count : null;
+    return { rows: result as unknown as Record<string, unknown>[], rowCount };
   } catch (error) {
     throw asPgError(error);
   }
 }
 
 /** What a statement on a reserved connection that closed, or was released, rejects with. */
-const refused = (): Promise<never> =>
-  Promise.reject(asPgError(Object.assign(new Error("released or closed"), { code: "CONNECTION_ENDED" })));
+const closedError = (): unknown =>
+  asPgError(Object.assign(new Error("released or closed"), { code: "CONNECTION_ENDED" }));
+const refused = (): Promise<never> => Promise.reject(closedError());
+
+/**
+ * Makes `connection` (once) reject the statements whose `refuse()` says their reservation closed or
+ * ended: postgres.js 3.4 would write them to no socket, or to a session it reconnected for another.
+ */
+function guard(connection: Connection): void {
+  const execute = connection.execute;
+  if (connection.rowclaimGuarded || typeof execute !== "function") return;
+  connection.rowclaimGuarded = true;
+  connection.execute = (statement) => {
+    if (!statement.options?.refuse?.()) return execute(statement);
+    statement.reject?.(closedError());
+    return true; // answered: the reservation's handler leaves the connection where it is
+  };
+}
 
 /** What the driver's transactional bodies and held connections get: a reserved postgres.js connection that is also a {@link PoolClientLike}. */
 export type ReservedClient = ReservedSql & PoolClientLike;
@@ -83,11 +100,11 @@ export type ReservedClient = ReservedSql & PoolClientLike;
  * A reserved connection as a {@link PoolClientLike}. On postgres.js 3.4 a statement sent on one whose
  * backend ended hangs or throws out of reach, and releasing it breaks the pool (porsager/postgres#1199):
  * once it closed or was released, nothing more is sent (a body's statements too); closed, it is kept.
+ * postgres.js shows the connection only to statements without parameters: an empty one goes first.
  */
 function heldClient(sql: Sql, reserved: ReservedSql): ReservedClient {
   const notified = new Set<(message: NotificationLike) => void>();
   const listening: ListenMeta[] = [];
-  let pid: number | undefined;
   let connection: Connection | undefined;
   let lost = false;
   let released = false;
@@ -95,6 +112,7 @@ function heldClient(sql: Sql, reserved: ReservedSql): ReservedClient {
   const onexecute = (seen: Connection): boolean => {
     if (connection === undefined && !lost) {
       connection = seen;
+      guard(seen);
       seen.onclose = () => {
         lost = true;
       };
@@ -104,6 +122,8 @@ function heldClient(sql: Sql, reserved: ReservedSql): ReservedClient {
     }
     return true;
   };
+  const held = { onexecute, refuse: () => lost || released };
+  void run(reserved, { text: "" }, held).catch(() => undefined);
   const query = async (config: QueryConfigLike): Promise<QueryResultLike> => {
     if (lost || released) return refused();
     const channel = listenedChannel(config.text);
@@ -122,9 +142,7 @@ function heldClient(sql: Sql, reserved: ReservedSql): ReservedClient {
     }
     if (config.text === "UNLISTEN *") await Promise.all(listening.splice(0).map((meta) => meta.unlisten()));
     try {
-      const result = await run(reserved, config, onexecute);
-      pid ??= result.pid;
-      return result;
+      return await run(reserved, config, held);
     } catch (error) {
       lost ||= isConnectionLost(error);
       throw error;
@@ -135,12 +153,11 @@ function heldClient(sql: Sql, reserved: ReservedSql): ReservedClient {
     released = true;
     void Promise.all(listening.splice(0).map((meta) => meta.unlisten().catch(() => undefined)));
     if (lost) return;
-    if (!destroy) {
+    if (destroy && typeof connection?.terminate === "function") connection.terminate();
+    else {
       if (connection) connection.onclose = null;
       giveBack();
-    } else if (typeof connection?.terminate === "function") connection.terminate();
-    else if (pid === undefined) giveBack();
-    else void run(sql, { text: "SELECT pg_terminate_backend($1)", values: [pid] }).catch(giveBack);
+    }
   };
   const on = (event: string, listener: (message: NotificationLike) => void): unknown =>
     event === "notification" && notified.add(listener);
@@ -157,15 +174,12 @@ function heldClient(sql: Sql, reserved: ReservedSql): ReservedClient {
 export function poolOf(sql: Sql): PoolLike {
   return {
     query: (config) => run(sql, config),
-    connect: async () => {
-      try {
-        return heldClient(sql, await sql.reserve());
-      } catch (error) {
-        throw asPgError(error);
-      }
-    },
+    connect: () =>
+      sql.reserve().then(
+        (reserved) => heldClient(sql, reserved),
+        (error: unknown) => Promise.reject(asPgError(error)),
+      ),
     end: () => sql.end({ timeout: 5 }),
-    // The pool's size, where the driver checks a subscription's workers against it.
-    options: { max: (sql as Partial<Sql>).options?.max },
+    options: { max: (sql as Partial<Sql>).options?.max }, // the pool's size, for the driver's pool-size check
   } as PoolLike;
 }

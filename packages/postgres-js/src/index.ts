@@ -6,12 +6,7 @@
  * @packageDocumentation
  */
 import { InvalidArgumentError, type TableDefinition } from "@rowclaim/core";
-import {
-  type DriverPublishOptions,
-  type OptionKeySet,
-  type PublishRow,
-  refuseUnknownOptions,
-} from "@rowclaim/core/driver";
+import { type OptionKeySet, refuseUnknownOptions } from "@rowclaim/core/driver";
 import {
   checkExecutorOptions,
   createPostgresDriverOn,
@@ -65,7 +60,7 @@ const optionKeys = [
 function publishClient(table: TableDefinition, client: unknown): unknown {
   if (typeof client !== "function" || typeof (client as Partial<Sql>).unsafe !== "function") return client;
   const tx = poolOf(client as Sql);
-  let checked: Promise<unknown> | undefined;
+  let checked: Promise<void> | undefined;
   const check = async (): Promise<void> => {
     try {
       await tx.query({ text: "SAVEPOINT rowclaim_publish_check" });
@@ -100,29 +95,19 @@ export function createPostgresJsDriver(options: PostgresJsDriverOptions): Postgr
   checkExecutorOptions(options, caller);
   let sql: Sql;
   let end: (() => Promise<void>) | undefined;
-  if ("sql" in options && typeof options.sql === "function") {
-    sql = options.sql;
-  } else if ("url" in options && typeof options.url === "string" && options.url !== "") {
+  if ("sql" in options && typeof options.sql === "function") sql = options.sql;
+  else if ("url" in options && typeof options.url === "string" && options.url !== "") {
     sql = postgres(options.url, {
       max: options.max ?? 10,
       connection: { application_name: options.applicationName ?? "rowclaim" },
       onnotice: () => {},
     });
-    const own = sql;
-    end = () => own.end({ timeout: 5 });
-  } else {
-    throw new InvalidArgumentError(needs);
-  }
-  const driver = createPostgresDriverOn(poolOf(sql), options, {
-    name: "postgres-js",
-    caller,
-    ...(end ? { end } : {}),
-  });
+    end = () => sql.end({ timeout: 5 });
+  } else throw new InvalidArgumentError(needs);
+  const maker = { name: "postgres-js", caller, ...(end ? { end } : {}) };
+  const driver = createPostgresDriverOn(poolOf(sql), options, maker);
   const publish = driver.publish.bind(driver);
-  driver.publish = (
-    table: TableDefinition,
-    rows: readonly PublishRow[],
-    publishOptions: DriverPublishOptions,
-  ) => publish(table, rows, { ...publishOptions, client: publishClient(table, publishOptions.client) });
+  driver.publish = (table, rows, publishOptions) =>
+    publish(table, rows, { ...publishOptions, client: publishClient(table, publishOptions.client) });
   return driver as PostgresJsDriver;
 }

@@ -274,7 +274,10 @@ export function postgresJsHarness(options: {
     createSessionFaultDriver(fault: SessionFault) {
       let sent = 0;
       const texts: string[] = [];
+      // Serial: statement N+1 of a connection waits for N, so none overtakes the ending of the
+      // sessions before N (the adapter's empty first statement is not awaited before the next).
       const made = own(12, "rowclaim-fault-pool", {
+        serial: true,
         async before(watched, text) {
           sent += 1;
           texts.push(text);
