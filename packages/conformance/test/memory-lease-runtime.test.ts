@@ -1,10 +1,11 @@
 // Core's lease runtime on the in-memory reference driver, deterministically: which claimer call
 // each ack took is counted from the driver's calls; lease time is the test's clock, and the
 // half-lease extension timer is a fake one the test advances.
-import { ack, BrokerError, retryAfter, type TableDescription } from "@rowclaim/core";
+import { ack, BrokerError, retry, retryAfter, type TableDescription } from "@rowclaim/core";
 import type { LeaseClaimer } from "@rowclaim/core/driver";
 import { drainTable } from "@rowclaim/core/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { type Seen, see } from "../src/deliveries.js";
 import { waitFor } from "../src/wait.js";
 import { changeRows, deferred, replacingClaimerMethod, type SetUp, START, setUp } from "./memory-setup.js";
 
@@ -213,5 +214,149 @@ describe("a claim that takes back a row this subscription still holds", () => {
     await broker.close();
     expect(seen).toEqual([first, second]);
     expect(subscription.stats).toMatchObject({ acked: 2, settleErrors: 0 });
+  });
+});
+
+describe("a claim that takes a row this subscription's own retry released, answered before the release", () => {
+  it("delivers the row again (not kept by the retried delivery's hold), and the redelivery acks it", async () => {
+    // As on MySQL/MariaDB: acks go by settleMany, no claim carries them.
+    const t = setUp(lease("released_first"), { without: ["claimWithAcks"] });
+    const seen: Seen[] = [];
+    const released = deferred();
+    const claimedAfterRelease = deferred();
+    let heldBack = false;
+    // The retry's release commits, but its answer comes back only after the answer of a claim
+    // that read the table after that commit (two connections; the database may even show a
+    // commit to others before its own client hears of it).
+    const settling = replacingClaimerMethod<LeaseClaimer>(t.driver, "settle", (claimer) => {
+      return async (...args: Parameters<LeaseClaimer["settle"]>) => {
+        await claimer.settle(...args);
+        if (args[2].kind !== "release") return;
+        released.resolve();
+        await claimedAfterRelease.promise;
+      };
+    });
+    // The claim that starts while the first delivery runs reads the table once the release committed.
+    const driver = replacingClaimerMethod<LeaseClaimer>(settling, "claim", (claimer) => {
+      return async (...args: Parameters<LeaseClaimer["claim"]>) => {
+        if (seen.length !== 1 || heldBack) return claimer.claim(...args);
+        heldBack = true;
+        await released.promise;
+        const claimed = await claimer.claim(...args);
+        setImmediate(() => claimedAfterRelease.resolve());
+        return claimed;
+      };
+    });
+    const broker = t.broker({}, driver);
+    // Two workers, a minute's poll interval: only a delivery of what the claims took brings the row back in time.
+    const subscription = await broker.subscribe(
+      t.table,
+      (delivery) => {
+        see(seen, delivery);
+        return seen.length === 1 ? retry() : ack();
+      },
+      { workers: 2, pollInterval: 60_000 },
+    );
+    await broker.publish(t.table, "again");
+    await waitFor("the row to be delivered again and acked", () => seen.length >= 2 && t.rows().length === 0);
+    await broker.close();
+    expect(heldBack).toBe(true);
+    expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
+    expect(subscription.stats).toMatchObject({ retried: 1, acked: 1, settleErrors: 0 });
+  });
+});
+
+describe("a claim that takes a row this subscription's own delayed retry let go, answered before the delay", () => {
+  it("delivers the row again once due (not kept by the retried delivery's hold), and the redelivery acks it", async () => {
+    const t = setUp(lease("delayed_first"), { without: ["claimWithAcks"] });
+    const seen: Seen[] = [];
+    const delayed = deferred();
+    const claimedAfterDelay = deferred();
+    let heldBack = false;
+    // The retry's delay (the lease moved to the due time) commits and the due time comes, but
+    // the delay's answer comes back only after that of a claim that took the row once due.
+    const extending = replacingClaimerMethod<LeaseClaimer>(t.driver, "extend", (claimer) => {
+      return async (...args: Parameters<LeaseClaimer["extend"]>) => {
+        const tokens = await claimer.extend(...args);
+        if (seen.length !== 1) return tokens;
+        t.clock.advance(10_000);
+        delayed.resolve();
+        await claimedAfterDelay.promise;
+        return tokens;
+      };
+    });
+    const driver = replacingClaimerMethod<LeaseClaimer>(extending, "claim", (claimer) => {
+      return async (...args: Parameters<LeaseClaimer["claim"]>) => {
+        if (seen.length !== 1 || heldBack) return claimer.claim(...args);
+        heldBack = true;
+        await delayed.promise;
+        // The claim reads the clock when it starts: it starts once the due time came.
+        const [request] = args;
+        const now = t.clock.asFunction();
+        const claimed = await claimer.claim({ ...request, now, expiry: new Date(now.getTime() + 30_000) });
+        setImmediate(() => claimedAfterDelay.resolve());
+        return claimed;
+      };
+    });
+    const broker = t.broker({}, driver);
+    const subscription = await broker.subscribe(
+      t.table,
+      (delivery) => {
+        see(seen, delivery);
+        return seen.length === 1 ? retryAfter(2_000) : ack();
+      },
+      { workers: 2, pollInterval: 60_000 },
+    );
+    await broker.publish(t.table, "later");
+    await waitFor("the row to be delivered again and acked", () => seen.length >= 2 && t.rows().length === 0);
+    await broker.close();
+    expect(heldBack).toBe(true);
+    expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
+    expect(subscription.stats).toMatchObject({ retried: 1, acked: 1, settleErrors: 0 });
+  });
+});
+
+describe("a claim that takes a row this subscription's own transactional retry released, answered before the commit", () => {
+  it("delivers the row again (not kept by the retried delivery's hold), and the redelivery acks it", async () => {
+    const t = setUp(lease("committed_first"), { without: ["claimWithAcks"] });
+    const seen: Seen[] = [];
+    const committed = deferred();
+    const claimedAfterCommit = deferred();
+    let heldBack = false;
+    // The body's retry commits, but the commit's answer comes back only after that of a claim that read after it.
+    const committing = replacingClaimerMethod<LeaseClaimer>(t.driver, "transaction", (claimer) => {
+      return async (...args: Parameters<NonNullable<LeaseClaimer["transaction"]>>) => {
+        await claimer.transaction?.(...args);
+        committed.resolve();
+        await claimedAfterCommit.promise;
+      };
+    });
+    const driver = replacingClaimerMethod<LeaseClaimer>(committing, "claim", (claimer) => {
+      return async (...args: Parameters<LeaseClaimer["claim"]>) => {
+        if (seen.length !== 1 || heldBack) return claimer.claim(...args);
+        heldBack = true;
+        await committed.promise;
+        const claimed = await claimer.claim(...args);
+        setImmediate(() => claimedAfterCommit.resolve());
+        return claimed;
+      };
+    });
+    const broker = t.broker({}, driver);
+    const subscription = await broker.subscribe(
+      t.table,
+      async (delivery) => {
+        see(seen, delivery);
+        if (seen.length > 1) return ack();
+        await delivery.transaction(() => retry());
+        return undefined;
+      },
+      { workers: 2, pollInterval: 60_000 },
+    );
+    await broker.publish(t.table, "again");
+    await waitFor("the row to be delivered again and acked", () => seen.length >= 2 && t.rows().length === 0);
+    await broker.close();
+    expect(heldBack).toBe(true);
+    expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
+    expect(subscription.stats).toMatchObject({ retried: 1, acked: 1, settleErrors: 0 });
   });
 });

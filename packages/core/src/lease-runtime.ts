@@ -16,7 +16,10 @@
  * process stood still (its settlement queued, or its handler still running with extension off
  * or late): the hold in work keeps the row under the claim's new token (its queued settlement
  * and the extensions use it; a settlement sent with the old token just before is sent again
- * with the new one) and the row is not delivered a second time.
+ * with the new one) and the row is not delivered a second time. A hold that lets its row go (a
+ * retry's release, a delay) is finished once it sends that, and a transactional one once its
+ * settlement is fenced: a claim that takes the row after it delivers the row anew, even where
+ * the claim's answer comes back before the release's (or the commit's).
  *
  * @module
  */
@@ -56,7 +59,7 @@ export class LeaseRuntime implements FormRuntime {
   readonly #table: TableDefinition;
   readonly #logger: Logger;
   readonly #held = new Set<LeaseHold>();
-  /** Holds not finished yet (settling included), by row id: a claim that takes one back adopts it. */
+  /** Holds not finished yet (settling included, but not once the row was let go), by row id: a claim that takes one back adopts it. */
   readonly #own = new Map<string, LeaseHold>();
   /** The claimer's claims (`claim`, `claimWithAcks`) in flight. */
   readonly #claims = new Set<Promise<unknown>>();
@@ -470,6 +473,10 @@ class LeaseHold implements HeldRow {
     const runtime = this.#runtime;
     runtime.forget(this);
     if (this.lostError !== undefined) return Promise.reject(this.#failed(this.lostError));
+    // A release lets the row go: from its commit on, a claim of this subscription may take the
+    // row, and that claim's answer may come back before this one (two connections). That row is
+    // a new delivery, not this hold's to adopt: adopted, it would be delivered by no one.
+    if (settlement.kind === "release") runtime.finished(this);
     if (!runtime.carriesAcks || !isAckSettlement(settlement)) return this.#sendAlone(settlement);
     return new Promise<void>((resolve, reject) => {
       this.ack = settlement;
@@ -527,6 +534,9 @@ class LeaseHold implements HeldRow {
       if (this.lostError !== undefined) throw this.lostError;
       // Given up by a broker closing past its timeout: the body's writes roll back.
       if (this.abandoned !== undefined) throw this.abandoned;
+      // The settlement is fenced by this token now: a claim that takes the row from here on (once
+      // the commit let it go, or before it, which the fence then fails) delivers it anew (see `#send`).
+      this.#runtime.finished(this);
       return this.token;
     };
     try {
@@ -553,6 +563,8 @@ class LeaseHold implements HeldRow {
       if (this.extension !== undefined) await this.extension;
       this.#runtime.forget(this);
       if (this.lostError !== undefined) throw this.lostError;
+      // The row goes (due at `until`): a claim that takes it then delivers it anew (see `#send`).
+      this.#runtime.finished(this);
       await this.#runtime.extendTo(this, ceilToSecond(until.getTime()));
     } catch (error) {
       if (BrokerError.is(error, "LEASE_LOST")) this.controller.abort(error);
