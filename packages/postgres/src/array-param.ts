@@ -34,23 +34,31 @@ export class ArrayParam {
    * `Date`s of the same instant) is rendered once.
    */
   toPostgres(render: RenderValue): string {
-    let text = "{";
+    const values = this.#values;
+    // The elements' texts joined once (not a chain of `+=`, two strings an element), and a run of
+    // one text over the whole array (a claim's tokens) as one repeat.
+    const texts = new Array<string>(values.length);
     let previous: unknown;
     let previousText = "";
-    for (let index = 0; index < this.#values.length; index += 1) {
-      const value = this.#values[index];
-      if (index > 0) text += ",";
+    let uniform = true;
+    for (let index = 0; index < values.length; index += 1) {
+      const value = values[index];
+      let text: string;
       if (value === null || value === undefined) {
-        text += "NULL";
-        continue;
+        text = "NULL";
+      } else {
+        if (index === 0 || !sameValue(value, previous)) {
+          previous = value;
+          previousText = quoteElement(elementText(render(value)));
+        }
+        text = previousText;
       }
-      if (index === 0 || !sameValue(value, previous)) {
-        previous = value;
-        previousText = quoteElement(elementText(render(value)));
-      }
-      text += previousText;
+      if (index > 0 && text !== texts[index - 1]) uniform = false;
+      texts[index] = text;
     }
-    return `${text}}`;
+    if (values.length === 0) return "{}";
+    if (uniform) return `{${`${texts[0] as string},`.repeat(values.length - 1)}${texts[0] as string}}`;
+    return `{${texts.join(",")}}`;
   }
 }
 

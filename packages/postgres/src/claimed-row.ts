@@ -91,7 +91,7 @@ export function sortIntoClaimOrder<T extends { readonly row: ClaimedRow }>(
   items: T[],
 ): T[] {
   const { priority, runAt } = table.columns;
-  return items.sort((a, b) => {
+  const order = (a: T, b: T): number => {
     if (priority !== undefined) {
       const diff = Number(a.row.row[priority]) - Number(b.row.row[priority]);
       if (diff !== 0 && Number.isFinite(diff)) return diff;
@@ -106,5 +106,11 @@ export function sortIntoClaimOrder<T extends { readonly row: ClaimedRow }>(
       }
     }
     return compareIds(a.row.id, b.row.id);
-  });
+  };
+  // PostgreSQL mostly returns them in the order the claim locked them: one pass tells, and the
+  // sort (some n log n comparisons) runs only where they are not.
+  for (let index = 1; index < items.length; index += 1) {
+    if (order(items[index - 1] as T, items[index] as T) > 0) return items.sort(order);
+  }
+  return items;
 }

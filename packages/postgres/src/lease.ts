@@ -10,6 +10,7 @@ import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclai
 import type {
   Acks,
   Claimed,
+  ClaimedWithAcks,
   HeldLease,
   LeaseClaimer,
   LeaseClaimRequest,
@@ -29,15 +30,23 @@ import {
   beginSql,
   type ClaimStatement,
   commitSql,
+  LEASE_ACKED_ALIAS,
+  type LeaseClaimWithAcksStatements,
   rollbackSql,
   type SettleManyStatements,
   type Statement,
+  settledAll,
 } from "./sql.js";
 import { leaseTransaction } from "./transactional.js";
 
 /** The id of a row an extension or a coalesced settlement answered (`RETURNING … AS rc_id`). */
 function answerId(row: Record<string, unknown>): unknown {
   return row.rc_id;
+}
+
+/** Per held row, in order, whether a coalesced settlement's answer says it settled (see `settledAll`). */
+function settledAmong(held: readonly HeldLease[], rows: readonly Record<string, unknown>[]): boolean[] {
+  return settledAll(rows) ? held.map(() => true) : heldAmong(held, rows, answerId);
 }
 
 /** What a lease claimer is built from (statements built once, at open). */
@@ -50,6 +59,8 @@ export interface LeaseClaimerOptions {
   readonly settlements: Settlements;
   /** The coalesced acknowledging settlements (`settleMany`). */
   readonly settleMany: SettleManyStatements;
+  /** The acks and the next claim in one statement (`claimWithAcks`, tables whose claim needs no transaction). */
+  readonly claimWithAcks: LeaseClaimWithAcksStatements;
 }
 
 /** The lease claimer of one subscription. */
@@ -147,7 +158,129 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
         operation: `lease coalesced ${settlement.kind} settlement`,
       });
     }
-    return heldAmong(held, result.rows, answerId);
+    return settledAmong(held, result.rows);
+  }
+
+  /**
+   * Acks sent with the next claim (core's `claimWithAcks`), one commit for both, so that a
+   * worker's ack and its next claim cost one round trip on one server session instead of two
+   * statements on two. Where the claim needs no transaction of its own, one statement does both
+   * (`leaseClaimWithAcksSql`: the acks, each row fenced by its own token, and a claim that never
+   * takes an acked row). A FIFO table or one with an isolation level gets `BEGIN`, the guard, the
+   * acks' statement (as {@link PostgresLeaseClaimer.settleMany}) and the claim, and `COMMIT` on
+   * one connection, one transaction. Should anything fail, nothing was committed and the error
+   * is thrown: the broker then sends the acks alone and claims again.
+   */
+  async claimWithAcks(
+    acks: Acks<HeldLease>,
+    request: LeaseClaimRequest,
+  ): Promise<ClaimedWithAcks<LeaseToken>> {
+    const { table, group, pool } = this.#options;
+    const operation = `lease ${acks.settlement.kind} settlement with the next claim`;
+    if (this.#transactional) return this.#claimWithAcksInTransaction(acks, request, operation);
+    const { settlement } = acks;
+    const statements = this.#options.claimWithAcks;
+    const claim = settlement.kind === "delete" ? statements.delete : statements.markProcessed;
+    if (claim === null) throw this.#noProcessedAt();
+    let result: QueryResultLike;
+    try {
+      result = await execute(pool, claim.forLimit(request.limit), {
+        ids: new ArrayParam(acks.rows.map((hold) => hold.id)),
+        tokens: new ArrayParam(acks.rows.map((hold) => hold.token.expiry)),
+        ...(settlement.kind === "markProcessed" ? { at: settlement.at } : {}),
+        now: request.now,
+        expiry: request.expiry,
+        group,
+        limit: request.limit,
+      });
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation });
+    }
+    const first = result.rows[0];
+    const acked = first?.[LEASE_ACKED_ALIAS];
+    // No row claimed: the one row the statement answers holds NULL in every column but the acks'.
+    const rows = first !== undefined && first[table.columns.id] === null ? [] : result.rows;
+    return {
+      // An empty array: every ack settled (the statement then sends none of their ids).
+      settled:
+        Array.isArray(acked) && acked.length === 0
+          ? acks.rows.map(() => true)
+          : heldAmong(acks.rows, Array.isArray(acked) ? acked : []),
+      claimed: this.#claimedRows(rows, request.expiry),
+    };
+  }
+
+  /** {@link PostgresLeaseClaimer.claimWithAcks} on a table whose claim needs a transaction (FIFO, an isolation level). */
+  async #claimWithAcksInTransaction(
+    acks: Acks<HeldLease>,
+    request: LeaseClaimRequest,
+    operation: string,
+  ): Promise<ClaimedWithAcks<LeaseToken>> {
+    const { table, group, pool } = this.#options;
+    const ack = this.#ackStatement(acks);
+    const claim = this.#options.claim.forLimit(request.limit);
+    const values = { now: request.now, expiry: request.expiry, group, limit: request.limit };
+    let connection: HeldConnection;
+    try {
+      connection = await HeldConnection.acquire(pool);
+    } catch (error) {
+      throw normalizeError(error, { table: table.name, operation });
+    }
+    let settled: QueryResultLike;
+    let claimed: QueryResultLike;
+    try {
+      // The guard first, as a claim takes it: claims of the group queue on it, not on the acks' rows.
+      await connection.text(beginSql(table.isolation));
+      if (this.#fifoKey !== null) await waitFifoGuard(connection, this.#fifoKey);
+      settled = await connection.run(ack.stmt, ack.values);
+      claimed = await connection.run(claim, values);
+      await connection.text(commitSql);
+    } catch (error) {
+      await connection.text(rollbackSql).catch(() => undefined);
+      throw normalizeError(error, { table: table.name, operation });
+    } finally {
+      connection.release();
+    }
+    return {
+      settled: settledAmong(acks.rows, settled.rows),
+      claimed: this.#claimedRows(claimed.rows, request.expiry),
+    };
+  }
+
+  /** The coalesced ack statement of `acks` and its values (see {@link PostgresLeaseClaimer.settleMany}). */
+  #ackStatement({ rows: held, settlement }: Acks<HeldLease>): {
+    readonly stmt: Statement;
+    readonly values: Record<string, unknown>;
+  } {
+    const { settleMany } = this.#options;
+    const stmt = settlement.kind === "delete" ? settleMany.delete : settleMany.markProcessed;
+    if (stmt === null) throw this.#noProcessedAt();
+    return {
+      stmt,
+      values: {
+        ids: new ArrayParam(held.map((hold) => hold.id)),
+        tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
+        ...(settlement.kind === "markProcessed" ? { at: settlement.at } : {}),
+      },
+    };
+  }
+
+  /** The rows a claim answered as claimed rows in claim order, each with the claim's token (`expiry`). */
+  #claimedRows(rows: readonly Record<string, unknown>[], expiry: Date): Claimed<LeaseToken>[] {
+    const { table } = this.#options;
+    const token: LeaseToken = { form: "lease", expiry };
+    const known = { [table.columns.lockedUntil as string]: expiry };
+    const claimed = rows.map((raw) => ({ row: claimedRowOf(table, raw, true, known), token }));
+    return sortIntoClaimOrder(table, claimed);
+  }
+
+  /** The refusal of a markProcessed ack on a table without a processedAt column. */
+  #noProcessedAt(): InvalidArgumentError {
+    const { table } = this.#options;
+    return new InvalidArgumentError(
+      `Table "${table.name}" (lease form): a markProcessed settlement needs a processedAt column; the table describes none.`,
+      { table: table.name },
+    );
   }
 
   /** Transactional handlers: the body and the fenced settlement in one transaction (`src/transactional.ts`). */

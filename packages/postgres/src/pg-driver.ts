@@ -15,6 +15,7 @@ import {
   type PostgresExecutorDriver,
   type PostgresExecutorOptions,
 } from "./postgres-driver.js";
+import { driverTypeParsers } from "./timestamp-types.js";
 
 /** How the driver reaches the database: a pool you own, or a connection string. */
 export type PostgresConnectionOptions =
@@ -117,6 +118,8 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
     max: options.max ?? 10,
     application_name: options.applicationName ?? "rowclaim",
     pipeline: true,
+    // pg's parsers, but timestamps with time zone read without regular expressions (same Dates).
+    types: driverTypeParsers(pg.types),
   });
   // An idle connection that dies is removed by the pool; the next checkout makes a new one.
   own.on("error", () => {});

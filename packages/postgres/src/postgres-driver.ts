@@ -53,6 +53,7 @@ import {
   advisoryTakeSql,
   type ColumnTypes,
   leaseClaimSql,
+  leaseClaimWithAcksSql,
   leaseExtendSql,
   leaseSettleManySql,
   rowLockClaimSql,
@@ -265,7 +266,15 @@ export function createPostgresDriverOn(
           const claim = leaseClaimSql(table, group, types);
           const extend = leaseExtendSql(table, types);
           const settleMany = leaseSettleManySql(table, types);
-          checks.unshift(claim.general, extend, ...present(settleMany.delete, settleMany.markProcessed));
+          const claimWithAcks = leaseClaimWithAcksSql(table, group, types);
+          checks.unshift(
+            claim.general,
+            extend,
+            ...present(settleMany.delete, settleMany.markProcessed),
+            ...(table.fifo || table.isolation !== undefined
+              ? []
+              : present(claimWithAcks.delete.general, claimWithAcks.markProcessed?.general ?? null)),
+          );
           claimer = new PostgresLeaseClaimer({
             pool: statementPool,
             table,
@@ -274,6 +283,7 @@ export function createPostgresDriverOn(
             extend,
             settlements,
             settleMany,
+            claimWithAcks,
           });
           break;
         }

@@ -47,6 +47,15 @@ describe("an array parameter renders each distinct element once", () => {
     const values = [1, "9007199254740993", 'a"b', "c\\d", null, "", "x,y", "{z}"];
     expect(new ArrayParam(values).toPostgres(prepareValue)).toBe(prepareValue(values));
   });
+
+  it("writes the literal pg writes for no element, one, nulls only and runs broken by nulls", () => {
+    const at = new Date(1000);
+    for (const values of [[], ["7"], [null, null], [null, "7", "7"], [at, null, at], ["7", "7", "8"]]) {
+      expect(new ArrayParam(values).toPostgres(prepareValue), JSON.stringify(values)).toBe(
+        prepareValue(values),
+      );
+    }
+  });
 });
 
 describe("PostgreSQL reads an array parameter as the values given", () => {

@@ -5,10 +5,11 @@
  * its keys never reads the lock table.
  */
 import { BrokerError, createBroker, silentLogger, type TableDefinition } from "@rowclaim/core";
-import type { AdvisoryClaimer, BatchEnd, ClaimedRow } from "@rowclaim/core/driver";
+import { type AdvisoryClaimer, type BatchEnd, type ClaimedRow, leaseExpiry } from "@rowclaim/core/driver";
 import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { type PostgresDriver, quoteIdent } from "../src/index.js";
+import type { PostgresLeaseClaimer } from "../src/lease.js";
 import type { PostgresRowLockClaimer, PostgresRowLockToken } from "../src/row-lock.js";
 import { claimBatch, describeTable, openClaimer, TestDb, uniqueName } from "./helpers.js";
 
@@ -101,6 +102,32 @@ describe("a row lock claim on the driver's own pool", () => {
     await claimer.settle(batch.token, row, { kind: "delete" });
     await claimer.endBatch(batch.token);
     expect(await db.rows(table)).toHaveLength(0);
+    await claimer.close();
+    await driver.close();
+  });
+});
+
+describe("a lease claim carrying acks on the driver's own pool", () => {
+  it("sends the acks and the claim as one statement, in one write: one round trip", async () => {
+    const events: string[] = [];
+    const table = await db.create(describeTable("lease", uniqueName("rc_trips"), { lease: 30 }));
+    const driver = db.driver();
+    recordStatements(driver.pool as pg.Pool, events);
+    await createBroker({ driver, logger: silentLogger }).publishMany(table, [{ payload: 1 }, { payload: 2 }]);
+    const claimer = await openClaimer<PostgresLeaseClaimer>(driver, table);
+    const now = new Date();
+    const [first] = await claimer.claim({ limit: 1, now, expiry: leaseExpiry(now, 30) });
+    if (first === undefined) throw new Error("no row claimed");
+    events.length = 0;
+    const next = new Date();
+    const result = await claimer.claimWithAcks(
+      { rows: [{ id: first.row.id, token: first.token }], settlement: { kind: "delete" } },
+      { limit: 1, now: next, expiry: leaseExpiry(next, 30) },
+    );
+    expect(events).toEqual(["sent WITH", "write", "done WITH"]);
+    expect(result.settled).toEqual([true]);
+    expect(result.claimed.map(({ row }) => row.payload)).toEqual([2]);
+    expect((await db.rows(table)).map((row) => row.payload)).toEqual([2]);
     await claimer.close();
     await driver.close();
   });
