@@ -2,7 +2,7 @@
 // each ack took is counted from the driver's calls; lease time is the test's clock, and the
 // half-lease extension timer is a fake one the test advances.
 import { ack, BrokerError, retry, retryAfter, type TableDescription } from "@rowclaim/core";
-import type { LeaseClaimer } from "@rowclaim/core/driver";
+import type { Driver, LeaseClaimer } from "@rowclaim/core/driver";
 import { drainTable } from "@rowclaim/core/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Seen, see } from "../src/deliveries.js";
@@ -16,6 +16,40 @@ const lease = (name: string, more: Partial<TableDescription["columns"]> = {}): T
 });
 
 /** Another process took row `id`'s lease behind the broker's back: the row holds another token now. */
+/** What {@link heldBackClaim} holds back: the one claim that starts while the first delivery runs. */
+interface HeldBackClaim {
+  readonly driver: Driver;
+  /** Whether the claim was held back (the scenario ran as written). */
+  heldBack(): boolean;
+}
+
+/**
+ * Wraps `inner`'s claims: the claim that starts while the first delivery runs waits for `gate`
+ * (the first delivery's row let go), runs (with `request` rewritten, if given), and only once it
+ * answered resolves `answered`, which the letting-go's own answer waits for.
+ */
+function heldBackClaim(
+  inner: Driver,
+  seen: readonly Seen[],
+  gate: Promise<void>,
+  answered: { resolve(): void },
+  request: (claim: Parameters<LeaseClaimer["claim"]>[0]) => Parameters<LeaseClaimer["claim"]>[0] = (claim) =>
+    claim,
+): HeldBackClaim {
+  let heldBack = false;
+  const driver = replacingClaimerMethod<LeaseClaimer>(inner, "claim", (claimer) => {
+    return async (claim: Parameters<LeaseClaimer["claim"]>[0]) => {
+      if (seen.length !== 1 || heldBack) return claimer.claim(claim);
+      heldBack = true;
+      await gate;
+      const claimed = await claimer.claim(request(claim));
+      setImmediate(() => answered.resolve());
+      return claimed;
+    };
+  });
+  return { driver, heldBack: () => heldBack };
+}
+
 function takeLease(t: SetUp, id: number): void {
   changeRows(t, (row) =>
     row.id === id ? { locked_until: new Date(START.getTime() + 3_600_000) } : undefined,
@@ -224,7 +258,6 @@ describe("a claim that takes a row this subscription's own retry released, answe
     const seen: Seen[] = [];
     const released = deferred();
     const claimedAfterRelease = deferred();
-    let heldBack = false;
     // The retry's release commits, but its answer comes back only after the answer of a claim
     // that read the table after that commit (two connections; the database may even show a
     // commit to others before its own client hears of it).
@@ -237,17 +270,8 @@ describe("a claim that takes a row this subscription's own retry released, answe
       };
     });
     // The claim that starts while the first delivery runs reads the table once the release committed.
-    const driver = replacingClaimerMethod<LeaseClaimer>(settling, "claim", (claimer) => {
-      return async (...args: Parameters<LeaseClaimer["claim"]>) => {
-        if (seen.length !== 1 || heldBack) return claimer.claim(...args);
-        heldBack = true;
-        await released.promise;
-        const claimed = await claimer.claim(...args);
-        setImmediate(() => claimedAfterRelease.resolve());
-        return claimed;
-      };
-    });
-    const broker = t.broker({}, driver);
+    const held = heldBackClaim(settling, seen, released.promise, claimedAfterRelease);
+    const broker = t.broker({}, held.driver);
     // Two workers, a minute's poll interval: only a delivery of what the claims took brings the row back in time.
     const subscription = await broker.subscribe(
       t.table,
@@ -260,7 +284,7 @@ describe("a claim that takes a row this subscription's own retry released, answe
     await broker.publish(t.table, "again");
     await waitFor("the row to be delivered again and acked", () => seen.length >= 2 && t.rows().length === 0);
     await broker.close();
-    expect(heldBack).toBe(true);
+    expect(held.heldBack()).toBe(true);
     expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
     expect(subscription.stats).toMatchObject({ retried: 1, acked: 1, settleErrors: 0 });
   });
@@ -272,7 +296,6 @@ describe("a claim that takes a row this subscription's own delayed retry let go,
     const seen: Seen[] = [];
     const delayed = deferred();
     const claimedAfterDelay = deferred();
-    let heldBack = false;
     // The retry's delay (the lease moved to the due time) commits and the due time comes, but
     // the delay's answer comes back only after that of a claim that took the row once due.
     const extending = replacingClaimerMethod<LeaseClaimer>(t.driver, "extend", (claimer) => {
@@ -285,20 +308,12 @@ describe("a claim that takes a row this subscription's own delayed retry let go,
         return tokens;
       };
     });
-    const driver = replacingClaimerMethod<LeaseClaimer>(extending, "claim", (claimer) => {
-      return async (...args: Parameters<LeaseClaimer["claim"]>) => {
-        if (seen.length !== 1 || heldBack) return claimer.claim(...args);
-        heldBack = true;
-        await delayed.promise;
-        // The claim reads the clock when it starts: it starts once the due time came.
-        const [request] = args;
-        const now = t.clock.asFunction();
-        const claimed = await claimer.claim({ ...request, now, expiry: new Date(now.getTime() + 30_000) });
-        setImmediate(() => claimedAfterDelay.resolve());
-        return claimed;
-      };
+    // The claim reads the clock when it starts: it starts once the due time came.
+    const held = heldBackClaim(extending, seen, delayed.promise, claimedAfterDelay, (request) => {
+      const now = t.clock.asFunction();
+      return { ...request, now, expiry: new Date(now.getTime() + 30_000) };
     });
-    const broker = t.broker({}, driver);
+    const broker = t.broker({}, held.driver);
     const subscription = await broker.subscribe(
       t.table,
       (delivery) => {
@@ -310,7 +325,7 @@ describe("a claim that takes a row this subscription's own delayed retry let go,
     await broker.publish(t.table, "later");
     await waitFor("the row to be delivered again and acked", () => seen.length >= 2 && t.rows().length === 0);
     await broker.close();
-    expect(heldBack).toBe(true);
+    expect(held.heldBack()).toBe(true);
     expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
     expect(subscription.stats).toMatchObject({ retried: 1, acked: 1, settleErrors: 0 });
   });
@@ -322,7 +337,6 @@ describe("a claim that takes a row this subscription's own transactional retry r
     const seen: Seen[] = [];
     const committed = deferred();
     const claimedAfterCommit = deferred();
-    let heldBack = false;
     // The body's retry commits, but the commit's answer comes back only after that of a claim that read after it.
     const committing = replacingClaimerMethod<LeaseClaimer>(t.driver, "transaction", (claimer) => {
       return async (...args: Parameters<NonNullable<LeaseClaimer["transaction"]>>) => {
@@ -331,17 +345,8 @@ describe("a claim that takes a row this subscription's own transactional retry r
         await claimedAfterCommit.promise;
       };
     });
-    const driver = replacingClaimerMethod<LeaseClaimer>(committing, "claim", (claimer) => {
-      return async (...args: Parameters<LeaseClaimer["claim"]>) => {
-        if (seen.length !== 1 || heldBack) return claimer.claim(...args);
-        heldBack = true;
-        await committed.promise;
-        const claimed = await claimer.claim(...args);
-        setImmediate(() => claimedAfterCommit.resolve());
-        return claimed;
-      };
-    });
-    const broker = t.broker({}, driver);
+    const held = heldBackClaim(committing, seen, committed.promise, claimedAfterCommit);
+    const broker = t.broker({}, held.driver);
     const subscription = await broker.subscribe(
       t.table,
       async (delivery) => {
@@ -355,7 +360,7 @@ describe("a claim that takes a row this subscription's own transactional retry r
     await broker.publish(t.table, "again");
     await waitFor("the row to be delivered again and acked", () => seen.length >= 2 && t.rows().length === 0);
     await broker.close();
-    expect(heldBack).toBe(true);
+    expect(held.heldBack()).toBe(true);
     expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
     expect(subscription.stats).toMatchObject({ retried: 1, acked: 1, settleErrors: 0 });
   });
