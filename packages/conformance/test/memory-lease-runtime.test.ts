@@ -1,7 +1,15 @@
 // Core's lease runtime on the in-memory reference driver, deterministically: which claimer call
 // each ack took is counted from the driver's calls; lease time is the test's clock, and the
 // half-lease extension timer is a fake one the test advances.
-import { ack, BrokerError, retry, retryAfter, type TableDescription } from "@rowclaim/core";
+import {
+  ack,
+  BrokerError,
+  type Delivery,
+  type HandlerResult,
+  retry,
+  retryAfter,
+  type TableDescription,
+} from "@rowclaim/core";
 import type { Driver, LeaseClaimer } from "@rowclaim/core/driver";
 import { drainTable } from "@rowclaim/core/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -48,6 +56,34 @@ function heldBackClaim(
     };
   });
   return { driver, heldBack: () => heldBack };
+}
+
+/**
+ * Subscribes two workers with a minute's poll interval (only a delivery of what the claims took
+ * brings the row back in time), publishes one row whose first delivery ends by `first`, and
+ * checks that the row was delivered again and acked, with the claim held back as planned.
+ */
+async function expectDeliveredAgain(
+  t: SetUp,
+  held: HeldBackClaim,
+  seen: Seen[],
+  first: (delivery: Delivery<unknown>) => HandlerResult | Promise<HandlerResult>,
+): Promise<void> {
+  const broker = t.broker({}, held.driver);
+  const subscription = await broker.subscribe(
+    t.table,
+    (delivery) => {
+      see(seen, delivery);
+      return seen.length === 1 ? first(delivery) : ack();
+    },
+    { workers: 2, pollInterval: 60_000 },
+  );
+  await broker.publish(t.table, "again");
+  await waitFor("the row to be delivered again and acked", () => seen.length >= 2 && t.rows().length === 0);
+  await broker.close();
+  expect(held.heldBack()).toBe(true);
+  expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
+  expect(subscription.stats).toMatchObject({ retried: 1, acked: 1, settleErrors: 0 });
 }
 
 function takeLease(t: SetUp, id: number): void {
@@ -271,22 +307,7 @@ describe("a claim that takes a row this subscription's own retry released, answe
     });
     // The claim that starts while the first delivery runs reads the table once the release committed.
     const held = heldBackClaim(settling, seen, released.promise, claimedAfterRelease);
-    const broker = t.broker({}, held.driver);
-    // Two workers, a minute's poll interval: only a delivery of what the claims took brings the row back in time.
-    const subscription = await broker.subscribe(
-      t.table,
-      (delivery) => {
-        see(seen, delivery);
-        return seen.length === 1 ? retry() : ack();
-      },
-      { workers: 2, pollInterval: 60_000 },
-    );
-    await broker.publish(t.table, "again");
-    await waitFor("the row to be delivered again and acked", () => seen.length >= 2 && t.rows().length === 0);
-    await broker.close();
-    expect(held.heldBack()).toBe(true);
-    expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
-    expect(subscription.stats).toMatchObject({ retried: 1, acked: 1, settleErrors: 0 });
+    await expectDeliveredAgain(t, held, seen, () => retry());
   });
 });
 
@@ -313,21 +334,7 @@ describe("a claim that takes a row this subscription's own delayed retry let go,
       const now = t.clock.asFunction();
       return { ...request, now, expiry: new Date(now.getTime() + 30_000) };
     });
-    const broker = t.broker({}, held.driver);
-    const subscription = await broker.subscribe(
-      t.table,
-      (delivery) => {
-        see(seen, delivery);
-        return seen.length === 1 ? retryAfter(2_000) : ack();
-      },
-      { workers: 2, pollInterval: 60_000 },
-    );
-    await broker.publish(t.table, "later");
-    await waitFor("the row to be delivered again and acked", () => seen.length >= 2 && t.rows().length === 0);
-    await broker.close();
-    expect(held.heldBack()).toBe(true);
-    expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
-    expect(subscription.stats).toMatchObject({ retried: 1, acked: 1, settleErrors: 0 });
+    await expectDeliveredAgain(t, held, seen, () => retryAfter(2_000));
   });
 });
 
@@ -346,22 +353,9 @@ describe("a claim that takes a row this subscription's own transactional retry r
       };
     });
     const held = heldBackClaim(committing, seen, committed.promise, claimedAfterCommit);
-    const broker = t.broker({}, held.driver);
-    const subscription = await broker.subscribe(
-      t.table,
-      async (delivery) => {
-        see(seen, delivery);
-        if (seen.length > 1) return ack();
-        await delivery.transaction(() => retry());
-        return undefined;
-      },
-      { workers: 2, pollInterval: 60_000 },
-    );
-    await broker.publish(t.table, "again");
-    await waitFor("the row to be delivered again and acked", () => seen.length >= 2 && t.rows().length === 0);
-    await broker.close();
-    expect(held.heldBack()).toBe(true);
-    expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
-    expect(subscription.stats).toMatchObject({ retried: 1, acked: 1, settleErrors: 0 });
+    await expectDeliveredAgain(t, held, seen, async (delivery) => {
+      await delivery.transaction(() => retry());
+      return undefined;
+    });
   });
 });
