@@ -35,29 +35,22 @@ export class ArrayParam {
    */
   toPostgres(render: RenderValue): string {
     const values = this.#values;
-    // The elements' texts joined once (not a chain of `+=`, two strings an element), and a run of
-    // one text over the whole array (a claim's tokens) as one repeat.
+    // The elements' texts joined once, not a chain of `+=` (two strings an element).
     const texts = new Array<string>(values.length);
     let previous: unknown;
     let previousText = "";
-    let uniform = true;
     for (let index = 0; index < values.length; index += 1) {
       const value = values[index];
-      let text: string;
       if (value === null || value === undefined) {
-        text = "NULL";
-      } else {
-        if (index === 0 || !sameValue(value, previous)) {
-          previous = value;
-          previousText = quoteElement(elementText(render(value)));
-        }
-        text = previousText;
+        texts[index] = "NULL";
+        continue;
       }
-      if (index > 0 && text !== texts[index - 1]) uniform = false;
-      texts[index] = text;
+      if (index === 0 || !sameValue(value, previous)) {
+        previous = value;
+        previousText = quoteElement(elementText(render(value)));
+      }
+      texts[index] = previousText;
     }
-    if (values.length === 0) return "{}";
-    if (uniform) return `{${`${texts[0] as string},`.repeat(values.length - 1)}${texts[0] as string}}`;
     return `{${texts.join(",")}}`;
   }
 }

@@ -44,6 +44,15 @@ function answerId(row: Record<string, unknown>): unknown {
   return row.rc_id;
 }
 
+/** The values of a lease ack statement: each held row's id and token (`$ids`, `$tokens` pairs), and `$at` for markProcessed. */
+function ackValues({ rows: held, settlement }: Acks<HeldLease>): Record<string, unknown> {
+  return {
+    ids: new ArrayParam(held.map((hold) => hold.id)),
+    tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
+    ...(settlement.kind === "markProcessed" ? { at: settlement.at } : {}),
+  };
+}
+
 /** Per held row, in order, whether a coalesced settlement's answer says it settled (see `settledAll`). */
 function settledAmong(held: readonly HeldLease[], rows: readonly Record<string, unknown>[]): boolean[] {
   return settledAll(rows) ? held.map(() => true) : heldAmong(held, rows, answerId);
@@ -89,10 +98,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
       if (isClaimConflict(error)) return [];
       throw normalizeError(error, { table: table.name, operation: "lease claim" });
     }
-    const token: LeaseToken = { form: "lease", expiry: request.expiry };
-    const known = { [table.columns.lockedUntil as string]: request.expiry };
-    const claimed = result.rows.map((raw) => ({ row: claimedRowOf(table, raw, true, known), token }));
-    return sortIntoClaimOrder(table, claimed);
+    return this.#claimedRows(result.rows, request.expiry);
   }
 
   async extend(held: readonly HeldLease[], expiry: Date): Promise<readonly (LeaseToken | null)[]> {
@@ -135,23 +141,14 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
    * each row that holds another token or is gone (left unchanged). A database error rejects
    * (normalized), and then no row changed: the statement is atomic.
    */
-  async settleMany({ rows: held, settlement }: Acks<HeldLease>): Promise<readonly boolean[]> {
-    const { table, pool, settleMany } = this.#options;
+  async settleMany(acks: Acks<HeldLease>): Promise<readonly boolean[]> {
+    const { table, pool } = this.#options;
+    const { rows: held, settlement } = acks;
     if (held.length === 0) return [];
-    const stmt = settlement.kind === "delete" ? settleMany.delete : settleMany.markProcessed;
-    if (stmt === null) {
-      throw new InvalidArgumentError(
-        `Table "${table.name}" (lease form): a markProcessed settlement needs a processedAt column; the table describes none.`,
-        { table: table.name },
-      );
-    }
+    const ack = this.#ackStatement(acks);
     let result: QueryResultLike;
     try {
-      result = await execute(pool, stmt, {
-        ids: new ArrayParam(held.map((hold) => hold.id)),
-        tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
-        ...(settlement.kind === "markProcessed" ? { at: settlement.at } : {}),
-      });
+      result = await execute(pool, ack.stmt, ack.values);
     } catch (error) {
       throw normalizeError(error, {
         table: table.name,
@@ -185,9 +182,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     let result: QueryResultLike;
     try {
       result = await execute(pool, claim.forLimit(request.limit), {
-        ids: new ArrayParam(acks.rows.map((hold) => hold.id)),
-        tokens: new ArrayParam(acks.rows.map((hold) => hold.token.expiry)),
-        ...(settlement.kind === "markProcessed" ? { at: settlement.at } : {}),
+        ...ackValues(acks),
         now: request.now,
         expiry: request.expiry,
         group,
@@ -216,53 +211,30 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     request: LeaseClaimRequest,
     operation: string,
   ): Promise<ClaimedWithAcks<LeaseToken>> {
-    const { table, group, pool } = this.#options;
+    const { table, group } = this.#options;
     const ack = this.#ackStatement(acks);
-    const claim = this.#options.claim.forLimit(request.limit);
     const values = { now: request.now, expiry: request.expiry, group, limit: request.limit };
-    let connection: HeldConnection;
+    let result: QueryResultLike & { readonly acked?: QueryResultLike };
     try {
-      connection = await HeldConnection.acquire(pool);
+      result = await this.#claimInTransaction(values, ack);
     } catch (error) {
       throw normalizeError(error, { table: table.name, operation });
-    }
-    let settled: QueryResultLike;
-    let claimed: QueryResultLike;
-    try {
-      // The guard first, as a claim takes it: claims of the group queue on it, not on the acks' rows.
-      await connection.text(beginSql(table.isolation));
-      if (this.#fifoKey !== null) await waitFifoGuard(connection, this.#fifoKey);
-      settled = await connection.run(ack.stmt, ack.values);
-      claimed = await connection.run(claim, values);
-      await connection.text(commitSql);
-    } catch (error) {
-      await connection.text(rollbackSql).catch(() => undefined);
-      throw normalizeError(error, { table: table.name, operation });
-    } finally {
-      connection.release();
     }
     return {
-      settled: settledAmong(acks.rows, settled.rows),
-      claimed: this.#claimedRows(claimed.rows, request.expiry),
+      settled: settledAmong(acks.rows, result.acked?.rows ?? []),
+      claimed: this.#claimedRows(result.rows, request.expiry),
     };
   }
 
   /** The coalesced ack statement of `acks` and its values (see {@link PostgresLeaseClaimer.settleMany}). */
-  #ackStatement({ rows: held, settlement }: Acks<HeldLease>): {
+  #ackStatement(acks: Acks<HeldLease>): {
     readonly stmt: Statement;
     readonly values: Record<string, unknown>;
   } {
     const { settleMany } = this.#options;
-    const stmt = settlement.kind === "delete" ? settleMany.delete : settleMany.markProcessed;
+    const stmt = acks.settlement.kind === "delete" ? settleMany.delete : settleMany.markProcessed;
     if (stmt === null) throw this.#noProcessedAt();
-    return {
-      stmt,
-      values: {
-        ids: new ArrayParam(held.map((hold) => hold.id)),
-        tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
-        ...(settlement.kind === "markProcessed" ? { at: settlement.at } : {}),
-      },
-    };
+    return { stmt, values: ackValues(acks) };
   }
 
   /** The rows a claim answered as claimed rows in claim order, each with the claim's token (`expiry`). */
@@ -298,14 +270,17 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
 
   async #claimInTransaction(
     values: { readonly limit: number } & Record<string, unknown>,
-  ): Promise<QueryResultLike> {
+    ack?: { readonly stmt: Statement; readonly values: Record<string, unknown> },
+  ): Promise<QueryResultLike & { readonly acked?: QueryResultLike }> {
     const connection = await HeldConnection.acquire(this.#options.pool);
     try {
       await connection.text(beginSql(this.#options.table.isolation));
+      // The guard first, as a claim takes it: claims of the group queue on it, not on the acks' rows.
       if (this.#fifoKey !== null) await waitFifoGuard(connection, this.#fifoKey);
+      const acked = ack === undefined ? undefined : await connection.run(ack.stmt, ack.values);
       const result = await connection.run(this.#options.claim.forLimit(values.limit), values);
       await connection.text(commitSql);
-      return result;
+      return acked === undefined ? result : { ...result, acked };
     } catch (error) {
       await connection.text(rollbackSql).catch(() => undefined);
       throw error;

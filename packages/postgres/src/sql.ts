@@ -331,7 +331,7 @@ export function leaseClaimSql(
   types: ColumnTypes,
 ): ClaimStatement {
   return claimStatement("lease claim", (p, limitSlot) => {
-    const { id, lockedUntil, attempt } = table.columns;
+    const { id, lockedUntil } = table.columns;
     const until = lockedUntil as string;
     let where = claimable(table, group, "rc_src", p);
     if (table.fifo) {
@@ -345,16 +345,42 @@ export function leaseClaimSql(
     }
     const limit = table.fifo ? "1" : limitSlot("limit", sameLimit);
     const lock = table.fifo ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED";
-    const sets = [`${quoteIdent(until)} = ${p.ref("expiry")}`];
-    if (attempt !== undefined) sets.push(`${quoteIdent(attempt)} = ${col("rc_row", attempt)} + 1`);
-    if (table.columns.key !== undefined) sets.push(`${quoteIdent(table.columns.key)} = NULL`);
     return (
       `WITH rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
       `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limit} ${lock}) ` +
-      `UPDATE ${tableRef(table)} AS rc_row SET ${sets.join(", ")} FROM rc_pick WHERE ${col("rc_row", id)} = rc_pick.rc_id ` +
+      `UPDATE ${tableRef(table)} AS rc_row SET ${leaseClaimSets(table, p)} FROM rc_pick WHERE ${col("rc_row", id)} = rc_pick.rc_id ` +
       `RETURNING ${selectList(table, types, "rc_row", [until])}`
     );
   });
+}
+
+/** What a lease claim writes to each row it takes (as `rc_row`): `$expiry`, the attempt counted, the unique key cleared. */
+function leaseClaimSets(table: TableDefinition, p: ParamSlots): string {
+  const { lockedUntil, attempt, key } = table.columns;
+  const sets = [`${quoteIdent(lockedUntil as string)} = ${p.ref("expiry")}`];
+  if (attempt !== undefined) sets.push(`${quoteIdent(attempt)} = ${col("rc_row", attempt)} + 1`);
+  if (key !== undefined) sets.push(`${quoteIdent(key)} = NULL`);
+  return sets.join(", ");
+}
+
+/**
+ * A lease ack's change: each held row (`$ids[i]`, `$tokens[i]` pairs, joined on the id, so each
+ * row is found through the primary key) that still holds its own token, deleted, or, given
+ * `processedAt`, marked processed at `$at` with lockedUntil cleared; the rows as `rc_done`.
+ */
+function leaseAckChange(
+  table: TableDefinition,
+  types: ColumnTypes,
+  p: ParamSlots,
+  processedAt: string | undefined,
+): string {
+  const { id, lockedUntil } = table.columns;
+  const until = lockedUntil as string;
+  const held = `unnest(${p.ref("ids")}::${types.get(id) ?? "text"}[], ${p.ref("tokens")}::${types.get(until) ?? "timestamp with time zone"}[]) AS rc_held(rc_id, rc_until)`;
+  const matched = `${col("rc_done", id)} = rc_held.rc_id AND ${col("rc_done", until)} = rc_held.rc_until`;
+  return processedAt === undefined
+    ? `DELETE FROM ${tableRef(table)} AS rc_done USING ${held} WHERE ${matched}`
+    : `UPDATE ${tableRef(table)} AS rc_done SET ${quoteIdent(processedAt)} = ${p.ref("at")}, ${quoteIdent(until)} = NULL FROM ${held} WHERE ${matched}`;
 }
 
 /** The column under which a lease claim carrying acks reports the ids its acks settled (an array, or NULL). */
@@ -381,41 +407,35 @@ export function leaseClaimWithAcksSql(
   group: string | null,
   types: ColumnTypes,
 ): LeaseClaimWithAcksStatements {
-  const { id, lockedUntil, attempt, processedAt } = table.columns;
+  const { id, lockedUntil, processedAt } = table.columns;
   const until = lockedUntil as string;
   const idType = types.get(id) ?? "text";
-  const untilType = types.get(until) ?? "timestamp with time zone";
-  const build = (kind: "delete" | "markProcessed"): ClaimStatement =>
-    claimStatement(`lease ${kind} settlement with the next claim`, (p, limitSlot) => {
-      const ids = `${p.ref("ids")}::${idType}[]`;
-      const held = `unnest(${ids}, ${p.ref("tokens")}::${untilType}[]) AS rc_held(rc_id, rc_until)`;
-      const matched = `${col("rc_done", id)} = rc_held.rc_id AND ${col("rc_done", until)} = rc_held.rc_until`;
-      const change =
-        kind === "delete"
-          ? `DELETE FROM ${tableRef(table)} AS rc_done USING ${held} WHERE ${matched}`
-          : `UPDATE ${tableRef(table)} AS rc_done SET ${quoteIdent(processedAt as string)} = ${p.ref("at")}, ${quoteIdent(until)} = NULL FROM ${held} WHERE ${matched}`;
-      const where = `${claimable(table, group, "rc_src", p)} AND ${col("rc_src", id)} <> ALL(${ids})`;
-      const sets = [`${quoteIdent(until)} = ${p.ref("expiry")}`];
-      if (attempt !== undefined) sets.push(`${quoteIdent(attempt)} = ${col("rc_row", attempt)} + 1`);
-      if (table.columns.key !== undefined) sets.push(`${quoteIdent(table.columns.key)} = NULL`);
-      return (
-        `WITH rc_acked AS (${change} RETURNING ${col("rc_done", id)} AS rc_id), ` +
-        `rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
-        `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limitSlot("limit", sameLimit)} FOR UPDATE SKIP LOCKED), ` +
-        `rc_claimed AS (UPDATE ${tableRef(table)} AS rc_row SET ${sets.join(", ")} FROM rc_pick WHERE ${col("rc_row", id)} = rc_pick.rc_id ` +
-        `RETURNING ${selectList(table, types, "rc_row", [until])}) ` +
-        // The acked ids on the first row only: on every row, the client would parse the whole
-        // array once per claimed row (500 rows carrying 500 ids: a quarter of a million elements).
-        // Where every ack settled (the common case), an empty array rather than all their ids.
-        `SELECT rc_claimed.*, CASE WHEN row_number() OVER () = 1 THEN ` +
-        `(CASE WHEN (SELECT count(*) FROM rc_acked) = cardinality(${ids}) THEN '{}'::${idType}[] ` +
-        `ELSE (SELECT array_agg(rc_acked.rc_id) FROM rc_acked) END) END AS ${quoteIdent(LEASE_ACKED_ALIAS)} ` +
-        `FROM (SELECT 1) AS rc_one LEFT JOIN rc_claimed ON TRUE ORDER BY row_number() OVER ()`
-      );
-    });
+  const build = (processed: string | undefined): ClaimStatement =>
+    claimStatement(
+      `lease ${processed === undefined ? "delete" : "markProcessed"} settlement with the next claim`,
+      (p, limitSlot) => {
+        const ids = `${p.ref("ids")}::${idType}[]`;
+        const change = leaseAckChange(table, types, p, processed);
+        const where = `${claimable(table, group, "rc_src", p)} AND ${col("rc_src", id)} <> ALL(${ids})`;
+        return (
+          `WITH rc_acked AS (${change} RETURNING ${col("rc_done", id)} AS rc_id), ` +
+          `rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
+          `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limitSlot("limit", sameLimit)} FOR UPDATE SKIP LOCKED), ` +
+          `rc_claimed AS (UPDATE ${tableRef(table)} AS rc_row SET ${leaseClaimSets(table, p)} FROM rc_pick WHERE ${col("rc_row", id)} = rc_pick.rc_id ` +
+          `RETURNING ${selectList(table, types, "rc_row", [until])}) ` +
+          // The acked ids on the first row only: on every row, the client would parse the whole
+          // array once per claimed row (500 rows carrying 500 ids: a quarter of a million elements).
+          // Where every ack settled (the common case), an empty array rather than all their ids.
+          `SELECT rc_claimed.*, CASE WHEN row_number() OVER () = 1 THEN ` +
+          `(CASE WHEN (SELECT count(*) FROM rc_acked) = cardinality(${ids}) THEN '{}'::${idType}[] ` +
+          `ELSE (SELECT array_agg(rc_acked.rc_id) FROM rc_acked) END) END AS ${quoteIdent(LEASE_ACKED_ALIAS)} ` +
+          `FROM (SELECT 1) AS rc_one LEFT JOIN rc_claimed ON TRUE ORDER BY row_number() OVER ()`
+        );
+      },
+    );
   return {
-    delete: build("delete"),
-    markProcessed: processedAt === undefined ? null : build("markProcessed"),
+    delete: build(undefined),
+    markProcessed: processedAt === undefined ? null : build(processedAt),
   };
 }
 
@@ -780,31 +800,21 @@ function settleManyStatements(
  * (as `rc_id`, none where it settled none); see {@link settledAll}.
  */
 export function leaseSettleManySql(table: TableDefinition, types: ColumnTypes): SettleManyStatements {
-  const { id, lockedUntil, processedAt } = table.columns;
-  const until = lockedUntil as string;
+  const { id, processedAt } = table.columns;
   const idType = types.get(id) ?? "text";
-  const untilType = types.get(until) ?? "timestamp with time zone";
-  const held = (p: ParamSlots): string =>
-    `unnest(${p.ref("ids")}::${idType}[], ${p.ref("tokens")}::${untilType}[]) AS rc_held(rc_id, rc_until)`;
-  const matched = `${col("rc_row", id)} = rc_held.rc_id AND ${col("rc_row", until)} = rc_held.rc_until`;
-  const answered = (p: ParamSlots, change: string): string => {
-    const done = "(SELECT count(*) FROM rc_done)";
+  const answered = (p: ParamSlots, processed: string | undefined): string => {
+    const done = "(SELECT count(*) FROM rc_settled)";
     const sent = `cardinality(${p.ref("ids")}::${idType}[])`;
     return (
-      `WITH rc_done AS (${change} RETURNING ${col("rc_row", id)} AS rc_id) ` +
+      `WITH rc_settled AS (${leaseAckChange(table, types, p, processed)} RETURNING ${col("rc_done", id)} AS rc_id) ` +
       `SELECT NULL::${idType} AS rc_id WHERE ${done} = ${sent} ` +
-      `UNION ALL SELECT rc_done.rc_id FROM rc_done WHERE ${done} < ${sent}`
+      `UNION ALL SELECT rc_settled.rc_id FROM rc_settled WHERE ${done} < ${sent}`
     );
   };
   return settleManyStatements(
     processedAt,
-    (p) => answered(p, `DELETE FROM ${tableRef(table)} AS rc_row USING ${held(p)} WHERE ${matched}`),
-    (processed) => (p) =>
-      answered(
-        p,
-        `UPDATE ${tableRef(table)} AS rc_row SET ${quoteIdent(processed)} = ${p.ref("at")}, ${quoteIdent(until)} = NULL ` +
-          `FROM ${held(p)} WHERE ${matched}`,
-      ),
+    (p) => answered(p, undefined),
+    (processed) => (p) => answered(p, processed),
   );
 }
 
@@ -813,7 +823,7 @@ export function leaseSettleManySql(table: TableDefinition, types: ColumnTypes): 
  * row was settled: its one row with a NULL `rc_id`. Otherwise its rows are the ids it settled.
  */
 export function settledAll(rows: readonly Record<string, unknown>[]): boolean {
-  return rows.length === 1 && (rows[0] as Record<string, unknown>).rc_id === null;
+  return rows.length === 1 && rows[0]?.rc_id === null;
 }
 
 /**
