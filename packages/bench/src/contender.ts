@@ -42,7 +42,10 @@ export interface DrainFigures {
 
 /**
  * The clock of one drain: `handler` is the benchmark's handler with the drain's start marked at
- * its first call (the time and `process.cpuUsage()`); `settled()` marks the end.
+ * its first call (the time and `process.cpuUsage()`); `settled()` marks the end. A contender
+ * awaits {@link DrainRun.handled} (no timer: the handler's own calls resolve it) and only then
+ * polls for its last settlement, so no queue pays for a timer through the whole drain that the
+ * hand-written loops do not pay.
  */
 export class DrainRun {
   /** The handler every job goes through. */
@@ -50,6 +53,8 @@ export class DrainRun {
   #startedAt: number | undefined;
   #cpuAtStart: NodeJS.CpuUsage | undefined;
   #figures: DrainFigures | undefined;
+  #calls = 0;
+  #awaited: { readonly calls: number; readonly resolve: () => void } | undefined;
 
   constructor(work: Handler) {
     this.handler = (payload) => {
@@ -57,8 +62,18 @@ export class DrainRun {
         this.#cpuAtStart = process.cpuUsage();
         this.#startedAt = performance.now();
       }
+      this.#calls += 1;
+      if (this.#awaited !== undefined && this.#calls >= this.#awaited.calls) this.#awaited.resolve();
       return work(payload);
     };
+  }
+
+  /** Resolves once the handler has been called `calls` times (every job of the drain in hand). */
+  handled(calls: number): Promise<void> {
+    if (this.#calls >= calls) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#awaited = { calls, resolve };
+    });
   }
 
   /** Marks the moment every job of the drain is settled (the first call counts). */
@@ -76,17 +91,37 @@ export class DrainRun {
   }
 }
 
-/** Resolves once `check()` resolves true, checking every `everyMs`; rejects after `timeoutMs`. */
+/**
+ * Resolves once `check()` resolves true, checking every `everyMs`; rejects after `timeoutMs`.
+ * For a drain's tail only, after {@link DrainRun.handled}: a timer through a whole drain costs
+ * the queue CPU the loops do not spend.
+ */
 export async function waitUntil(
   check: () => boolean | Promise<boolean>,
   what: string,
   timeoutMs: number,
-  everyMs = 2,
+  everyMs = 1,
 ): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await check())) {
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** Resolves with `done`, or rejects once `timeoutMs` passed waiting for `what` (one timer, not a poll). */
+export async function withinDrain(done: Promise<void>, what: string, timeoutMs = 600_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)),
+      timeoutMs,
+    );
+  });
+  try {
+    await Promise.race([done, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

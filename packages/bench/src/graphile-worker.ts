@@ -6,7 +6,7 @@
  */
 import { Logger, makeWorkerUtils, run, type WorkerUtils } from "graphile-worker";
 import pg from "pg";
-import { type Contender, chunks, payloads, waitUntil } from "./contender.js";
+import { type Contender, chunks, payloads, waitUntil, withinDrain } from "./contender.js";
 
 /** A logger that prints only errors (graphile-worker logs every start and stop at info). */
 export const quietLogger = new Logger(() => (level, message) => {
@@ -57,9 +57,10 @@ export function graphileWorker(url: string, poolSize: number): Contender {
         },
         preset: graphileTuning,
       });
-      await waitUntil(() => handled >= jobs, "graphile-worker's handlers", 600_000);
+      await withinDrain(drainRun.handled(jobs), "graphile-worker's handlers");
+      await waitUntil(() => handled >= jobs, "graphile-worker's handlers to return", 60_000);
       // Completions are batched: the drain ends when the database holds no job.
-      await waitUntil(async () => (await unfinished()) === 0, "graphile-worker's completions", 60_000, 1);
+      await waitUntil(async () => (await unfinished()) === 0, "graphile-worker's completions", 60_000);
       drainRun.settled();
       await runner.stop();
       return handled;

@@ -9,7 +9,7 @@
 
 import pg from "pg";
 import { PgBoss } from "pg-boss";
-import { type Contender, chunks, payloads, waitUntil } from "./contender.js";
+import { type Contender, chunks, payloads, waitUntil, withinDrain } from "./contender.js";
 
 /** pg-boss with `batchSize` jobs per fetch, on the PostgreSQL database at `url`. */
 export function pgBoss(url: string, poolSize: number, batchSize: number): Contender {
@@ -57,8 +57,9 @@ export function pgBoss(url: string, poolSize: number, batchSize: number): Conten
           handled += batch.length;
         },
       );
-      await waitUntil(() => handled >= jobs, "pg-boss's handlers", 600_000);
-      await waitUntil(async () => (await unfinished()) === 0, "pg-boss's completions", 60_000, 1);
+      await withinDrain(run.handled(jobs), "pg-boss's handlers");
+      await waitUntil(() => handled >= jobs, "pg-boss's handlers to return", 60_000);
+      await waitUntil(async () => (await unfinished()) === 0, "pg-boss's completions", 60_000);
       run.settled();
       await b.offWork(queue);
       return handled;

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { better, defineQueue, defineWorker, type Queue } from "plainjob";
-import { type Contender, payloads, waitUntil } from "./contender.js";
+import { type Contender, payloads, waitUntil, withinDrain } from "./contender.js";
 
 const quiet = {
   error: () => undefined,
@@ -57,7 +57,8 @@ export function plainjob(): Contender {
         }),
       );
       const running = started.map((worker) => worker.start());
-      await waitUntil(() => handled >= jobs, "plainjob's handlers", 600_000);
+      await withinDrain(run.handled(jobs), "plainjob's handlers");
+      await waitUntil(() => handled >= jobs, "plainjob's completions", 60_000);
       run.settled();
       await Promise.all(started.map((worker) => worker.stop()));
       await Promise.all(running);

@@ -21,7 +21,7 @@ import { createSqliteDriver } from "@rowclaim/sqlite";
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { benchTable, fillSqliteFile, type SqliteSync } from "./bench-table.js";
-import { type Contender, chunks, payloads, waitUntil } from "./contender.js";
+import { type Contender, chunks, payloads, waitUntil, withinDrain } from "./contender.js";
 
 const formLabel: Record<ClaimFormName, string> = {
   lease: "lease",
@@ -199,7 +199,8 @@ export function rowclaimServer(
       const subscription = await server
         .broker()
         .subscribe(table, (job) => run.handler(job.payload), { ...options, workers });
-      await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim to drain", 600_000);
+      await withinDrain(run.handled(jobs), "rowclaim's handlers");
+      await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim's settlements", 60_000);
       run.settled();
       const done = subscription.stats.acked;
       await subscription.stop();
@@ -244,7 +245,8 @@ export function rowclaimSqlite(synchronous: SqliteSync, extra: SubscribeOptions 
         ...extra,
         workers,
       });
-      await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim to drain", 600_000);
+      await withinDrain(run.handled(jobs), "rowclaim's handlers");
+      await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim's settlements", 60_000);
       run.settled();
       const done = subscription.stats.acked;
       await subscription.stop();

@@ -38,7 +38,7 @@ import {
   takeInWaves,
 } from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
-import { execute, HeldConnection } from "./connection.js";
+import { HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
 import type { Settlements } from "./settle.js";
@@ -164,8 +164,11 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   ): Promise<"refused" | "stopped" | "done"> {
     const { pool, table, group } = this.#options;
     let found: Record<string, unknown>[];
+    // The read's connection takes the first candidate: one session serves a one-row claim.
+    let reader: HeldConnection | undefined;
     try {
-      const result = await execute(pool, claim.forLimit(request.limit), {
+      reader = await HeldConnection.acquire(pool);
+      const result = await reader.run(claim.forLimit(request.limit), {
         ...this.#keyValues,
         ...values,
         now: request.now,
@@ -175,6 +178,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       });
       found = result.rows;
     } catch (error) {
+      reader?.release();
       const normalized = normalizeError(error, {
         table: table.name,
         operation: "advisory claim",
@@ -188,14 +192,20 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       );
       return "stopped";
     }
+    let spare: HeldConnection | undefined = reader;
     const end = await takeInWaves(
       found,
       0,
       request.limit,
       taken,
-      (candidate, first) => this.#lockAndTake(candidate, request.now, first),
+      (candidate, first) => {
+        const connection = first ? spare : undefined;
+        if (first) spare = undefined;
+        return this.#lockAndTake(candidate, request.now, first, connection);
+      },
       stopOnRefusal,
     );
+    spare?.release();
     if (end.stopped === "failed") {
       const normalized = normalizeError(end.failure, {
         table: table.name,
@@ -212,12 +222,13 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
    * the claim, or `null` when the key is held elsewhere or the row is no longer claimable (its
    * lock given back), or `"starved"` when the pool had no connection to spare within
    * {@link ACQUIRE_WAIT_MS} (only `wait` waits for one: holding taken rows while waiting for a
-   * connection could starve the pool).
+   * connection could starve the pool). On `given`, when there is one (the candidates read's own).
    */
   async #lockAndTake(
     candidate: Record<string, unknown>,
     now: Date,
     wait: boolean,
+    given: HeldConnection | undefined,
   ): Promise<TakeOutcome<Claimed<PostgresAdvisoryToken>>> {
     const key = String(candidate.rc_key ?? "");
     // A key whose slots this claimer holds or is taking in a claim running beside this one (a
@@ -225,13 +236,16 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     // session.
     const rowKey = this.#limit === 1 ? undefined : advisoryRowKey(key, String(candidate.rc_id));
     const busy = this.#held.count(key) + this.#taking.count(key);
-    if (busy >= this.#limit || (rowKey !== undefined && this.#heldRows.has(rowKey))) return null;
+    if (busy >= this.#limit || (rowKey !== undefined && this.#heldRows.has(rowKey))) {
+      given?.release();
+      return null;
+    }
     this.#taking.add(key);
     // The row is held while it is taken, so that a claim running beside this one passes it over.
     if (rowKey !== undefined) this.#heldRows.add(rowKey);
     let taken: TakeOutcome<Claimed<PostgresAdvisoryToken>> = null;
     try {
-      taken = await this.#lockAndTakeKey(candidate, key, rowKey, now, wait);
+      taken = await this.#lockAndTakeKey(candidate, key, rowKey, now, wait, given);
       return taken;
     } finally {
       if (rowKey !== undefined && (taken === null || typeof taken === "string"))
@@ -246,11 +260,14 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     rowKey: string | undefined,
     now: Date,
     wait: boolean,
+    given: HeldConnection | undefined,
   ): Promise<TakeOutcome<Claimed<PostgresAdvisoryToken>>> {
     const { pool, table, group, take } = this.#options;
-    const connection = wait
-      ? await HeldConnection.acquire(pool)
-      : await connectionWithin(HeldConnection.acquire(pool), ACQUIRE_WAIT_MS, (late) => late.release());
+    const connection =
+      given ??
+      (wait
+        ? await HeldConnection.acquire(pool)
+        : await connectionWithin(HeldConnection.acquire(pool), ACQUIRE_WAIT_MS, (late) => late.release()));
     if (connection === undefined) return "starved";
     let locked = false;
     try {

@@ -2,7 +2,8 @@
  * Round trips per job: on the driver's own (pipelined) pool a row lock claim sends BEGIN and its
  * SELECT together, without waiting for BEGIN's answer, and a batch's end sends its acks, COMMIT
  * and the next claim together; an advisory claim in a process alone on
- * its keys never reads the lock table.
+ * its keys never reads the lock table, and a one-row advisory claim holds one session from its
+ * candidates read to its settlement.
  */
 import { BrokerError, createBroker, silentLogger, type TableDefinition } from "@rowclaim/core";
 import { type AdvisoryClaimer, type BatchEnd, type ClaimedRow, leaseExpiry } from "@rowclaim/core/driver";
@@ -316,6 +317,42 @@ describe("an advisory claim", () => {
     expect(texts.filter((text) => text.includes("pg_try_advisory_lock"))).toHaveLength(2);
     for (const { token, row } of [...first, ...second]) await claimer.settle(token, row, { kind: "delete" });
     expect((await db.rows(table)).map((row) => row.payload)).toEqual([1, 3]);
+    await claimer.close();
+    await driver.close();
+  });
+
+  it("checks out one connection for a one-row claim: its candidates read, the take and the settlement run on that session", async () => {
+    const table = await db.create(describeTable("advisory", uniqueName("rc_trips")));
+    const driver = db.driver();
+    const pool = driver.pool as pg.Pool;
+    const statements: { client: unknown; text: string }[] = [];
+    pool.on("connect", (client) => {
+      const query = client.query.bind(client) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+      (client as { query: unknown }).query = (config: pg.QueryConfig) => {
+        statements.push({ client, text: config.text });
+        return query(config);
+      };
+    });
+    let checkouts = 0;
+    pool.on("acquire", () => {
+      checkouts += 1;
+    });
+    await createBroker({ driver, logger: silentLogger }).publishMany(
+      table,
+      [0, 1].map((n) => ({ payload: n, values: { account: `k${n}` } })),
+    );
+    const claimer = await openClaimer<AdvisoryClaimer>(driver, table);
+    statements.length = 0;
+    checkouts = 0;
+    const [claimed] = await claimer.claim({ limit: 1, now: new Date() });
+    expect(claimed?.row.payload).toBe(0);
+    expect(checkouts).toBe(1);
+    if (claimed !== undefined) await claimer.settle(claimed.token, claimed.row, { kind: "delete" });
+    // The candidates read, the lock and take, the settlement with the unlock: three statements on one session.
+    expect(statements).toHaveLength(3);
+    expect(new Set(statements.map((statement) => statement.client)).size).toBe(1);
+    expect(checkouts).toBe(1);
+    expect((await db.rows(table)).map((row) => row.payload)).toEqual([1]);
     await claimer.close();
     await driver.close();
   });
