@@ -146,20 +146,25 @@ export function bulkLoopMysql(url: string, poolSize: number): Contender {
             const now = new Date();
             // Whole milliseconds, as DATETIME(6) keeps them exactly.
             const token = new Date(now.getTime() + LEASE_MS);
-            await connection.query("START TRANSACTION");
-            const [rows] = await connection.query<mysql.RowDataPacket[]>(select, [now, now]);
-            if (rows.length > 0) {
-              await connection.query(
-                `UPDATE ${t} SET \`locked_until\` = ?, \`attempt\` = \`attempt\` + 1 WHERE \`id\` IN (?)`,
-                [token, rows.map((row) => row.id)],
-              );
-            }
-            await connection.query("COMMIT");
+            const rows = await againOnDeadlock(connection, async () => {
+              await connection.query("START TRANSACTION");
+              const [claimed] = await connection.query<mysql.RowDataPacket[]>(select, [now, now]);
+              if (claimed.length > 0) {
+                await connection.query(
+                  `UPDATE ${t} SET \`locked_until\` = ?, \`attempt\` = \`attempt\` + 1 WHERE \`id\` IN (?)`,
+                  [token, claimed.map((row) => row.id)],
+                );
+              }
+              await connection.query("COMMIT");
+              return claimed;
+            });
             if (rows.length === 0) return settled;
             await Promise.all(rows.map((row) => run.handler(row.payload)));
-            const [deleted] = await connection.query<mysql.ResultSetHeader>(
-              `DELETE FROM ${t} WHERE \`id\` IN (?) AND \`locked_until\` = ?`,
-              [rows.map((row) => row.id), token],
+            const [deleted] = await againOnDeadlock(connection, () =>
+              connection.query<mysql.ResultSetHeader>(
+                `DELETE FROM ${t} WHERE \`id\` IN (?) AND \`locked_until\` = ?`,
+                [rows.map((row) => row.id), token],
+              ),
             );
             settled += deleted.affectedRows;
           }
@@ -173,6 +178,22 @@ export function bulkLoopMysql(url: string, poolSize: number): Contender {
       await pool.end();
     },
   };
+}
+
+/**
+ * Runs `step` again after InnoDB chose it as a deadlock's victim (errno 1213: the transaction was
+ * rolled back, nothing of it committed), as any loop of these statements on MariaDB must: a batch
+ * claim and a batch delete beside each other's can deadlock on the claim-order index.
+ */
+async function againOnDeadlock<T>(connection: mysql.PoolConnection, step: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await step();
+    } catch (error) {
+      if ((error as { errno?: unknown }).errno !== 1213) throw error;
+      await connection.query("ROLLBACK");
+    }
+  }
 }
 
 /** The hand-written bulk loop on a SQLite file at `synchronous` (a new file every drain). */
