@@ -60,7 +60,13 @@ export {
 } from "./registry.js";
 export { retryDelaySuite } from "./retry-delay.js";
 export { robustnessSuite } from "./robustness.js";
-export { conformanceSuites, runConformance } from "./run.js";
+export {
+  type ConformanceRunOptions,
+  type ConformanceSuiteName,
+  conformanceParts,
+  conformanceSuites,
+  runConformance,
+} from "./run.js";
 export type { FastClock, ScheduleChildConfig } from "./schedule-support.js";
 export { schedulesSuite } from "./schedules.js";
 export { settlementsSuite } from "./settlements.js";

@@ -28,7 +28,7 @@ import { payloadSuite } from "./payload.js";
 import { poisonSuite } from "./poison.js";
 import { poolsSuite } from "./pools.js";
 import { prefetchSuite } from "./prefetch.js";
-import { optOutCheck } from "./registry.js";
+import { collectConformanceTests, optOutCheck } from "./registry.js";
 import { retryDelaySuite } from "./retry-delay.js";
 import { robustnessSuite } from "./robustness.js";
 import { schedulesSuite } from "./schedules.js";
@@ -79,9 +79,42 @@ export const conformanceSuites = Object.freeze({
   unique: uniqueSuite,
 } satisfies Record<string, (harness: ConformanceHarness) => void>);
 
+/** The name of one sub-suite in {@link conformanceSuites}. */
+export type ConformanceSuiteName = keyof typeof conformanceSuites;
+
 /**
- * Registers the whole conformance suite for the driver `harness` describes, inside a
- * `describe("rowclaim conformance: <name>")`. Call it at the top of (or inside) a vitest test
+ * The suite in two parts of about the same running time, for a driver that splits it over two
+ * test files (`runConformance(harness, { suites: conformanceParts.deliveries })` in one,
+ * `conformanceParts.runtime` in the other): how rows are claimed, delivered and settled; and the
+ * runtime around them (waking, shutdown, start-up, faults, pools, controls, crashes, errors,
+ * schedules, operations, unique keys). Together they are every sub-suite, each once.
+ */
+export const conformanceParts: {
+  readonly deliveries: readonly ConformanceSuiteName[];
+  readonly runtime: readonly ConformanceSuiteName[];
+} = (() => {
+  const names = Object.keys(conformanceSuites) as ConformanceSuiteName[];
+  const split = names.indexOf("wake");
+  return Object.freeze({
+    deliveries: Object.freeze(names.slice(0, split)),
+    runtime: Object.freeze(names.slice(split)),
+  });
+})();
+
+/** What {@link runConformance} registers. */
+export interface ConformanceRunOptions {
+  /**
+   * Only these sub-suites (default: every one). The suite is long: a driver may split it over
+   * test files, which its runner then runs side by side, each file with its own harness. The
+   * opt-out check still knows every test of the suite (the other sub-suites' titles are
+   * collected, not registered), so an opt-out naming a test of another file is no error.
+   */
+  readonly suites?: readonly ConformanceSuiteName[];
+}
+
+/**
+ * Registers the whole conformance suite (or `options.suites`) for the driver `harness` describes,
+ * inside a `describe("rowclaim conformance: <name>")`. Call it at the top of (or inside) a vitest test
  * file. Tests the driver's capabilities do not cover skip themselves with the reason; tests the
  * harness opts out of (`harness.skip`) show its reason; `harness.close()` runs after every test.
  *
@@ -94,10 +127,19 @@ export const conformanceSuites = Object.freeze({
  *   dropTable: (table) => admin.exec(`DROP TABLE IF EXISTS "${table.name}"`),
  * });
  */
-export function runConformance(harness: ConformanceHarness): void {
+export function runConformance(harness: ConformanceHarness, options: ConformanceRunOptions = {}): void {
+  const names = Object.keys(conformanceSuites) as ConformanceSuiteName[];
+  const chosen = new Set(options.suites ?? names);
+  for (const name of chosen) {
+    if (!Object.hasOwn(conformanceSuites, name))
+      throw new TypeError(`@rowclaim/conformance: runConformance: no sub-suite is named "${String(name)}".`);
+  }
   describe(`rowclaim conformance: ${harness.name}`, () => {
     optOutCheck(harness);
-    for (const suite of Object.values(conformanceSuites)) suite(harness);
+    for (const name of names) {
+      if (chosen.has(name)) conformanceSuites[name](harness);
+      else collectConformanceTests(harness, conformanceSuites[name]);
+    }
     afterAll(async () => {
       await harness.close?.();
     });

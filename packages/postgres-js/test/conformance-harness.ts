@@ -287,7 +287,11 @@ export function postgresJsHarness(options: {
             const [row] = await watched.reserved.unsafe("SELECT pg_backend_pid() AS pid");
             pids.push(Number(row?.pid));
           }
-          await admin.query("SELECT pg_terminate_backend(pid, 5000) FROM unnest($1::int[]) AS pid", [pids]);
+          // Only the fault pool's own sessions: a pid the server has since given another session is left alone.
+          await admin.query(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE pid = ANY($1::int[]) AND application_name = 'rowclaim-fault-pool'",
+            [pids],
+          );
         },
       });
       return {

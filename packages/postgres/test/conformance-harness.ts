@@ -324,9 +324,11 @@ export function postgresHarness(options: PostgresHarnessOptions): ConformanceHar
       const own = new pg.Pool({ connectionString: url, max: 12, application_name: "rowclaim-fault-pool" });
       own.on("error", () => {});
       const faulty = sessionFaultPool(own, fault, async (pids) => {
-        await admin.query("SELECT pg_terminate_backend(pid, 5000) FROM unnest($1::int[]) AS pid", [
-          [...pids],
-        ]);
+        // Only the fault pool's own sessions: a pid the server has since given another session is left alone.
+        await admin.query(
+          "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE pid = ANY($1::int[]) AND application_name = 'rowclaim-fault-pool'",
+          [[...pids]],
+        );
       });
       return {
         driver: make({ pool: faulty.pool, notify: true }),
