@@ -24,7 +24,20 @@ case "$what" in
     bash tooling/start-databases.sh
     # --continue: every package's tests run even when an earlier package fails; turbo still
     # exits non-zero when any of them failed.
-    exec pnpm exec turbo run test --concurrency=1 --continue "$@"
+    if [ "$#" -gt 0 ]; then exec pnpm exec turbo run test --concurrency=1 --continue "$@"; fi
+    # Everything built first, then the tests alone (--only) in two lanes: the postgres.js suite
+    # (PostgreSQL, one long file) beside the packages that need no database server, then the
+    # rest one package at a time. No two PostgreSQL or MariaDB packages ever run at once.
+    pnpm exec turbo run build --output-logs=errors-only
+    tests() { pnpm exec turbo run test --only --concurrency=1 --continue "$@"; }
+    serverless=(--filter=@rowclaim/tooling --filter=@rowclaim/core --filter=@rowclaim/conformance --filter=@rowclaim/sqlite)
+    status=0
+    tests --filter=@rowclaim/postgres-js &
+    beside=$!
+    tests "${serverless[@]}" || status=1
+    wait "$beside" || status=1
+    tests --filter='!@rowclaim/postgres-js' "${serverless[@]/--filter=/--filter=!}" || status=1
+    exit "$status"
     ;;
   *)
     echo "tooling/run.sh: unknown command '$what' (demo, test, bench)" >&2
