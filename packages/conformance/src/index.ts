@@ -63,7 +63,6 @@ export { robustnessSuite } from "./robustness.js";
 export {
   type ConformanceRunOptions,
   type ConformanceSuiteName,
-  conformanceParts,
   conformanceSuites,
   runConformance,
 } from "./run.js";

@@ -82,25 +82,6 @@ export const conformanceSuites = Object.freeze({
 /** The name of one sub-suite in {@link conformanceSuites}. */
 export type ConformanceSuiteName = keyof typeof conformanceSuites;
 
-/**
- * The suite in two parts of about the same running time, for a driver that splits it over two
- * test files (`runConformance(harness, { suites: conformanceParts.deliveries })` in one,
- * `conformanceParts.runtime` in the other): how rows are claimed, delivered and settled; and the
- * runtime around them (waking, shutdown, start-up, faults, pools, controls, crashes, errors,
- * schedules, operations, unique keys). Together they are every sub-suite, each once.
- */
-export const conformanceParts: {
-  readonly deliveries: readonly ConformanceSuiteName[];
-  readonly runtime: readonly ConformanceSuiteName[];
-} = (() => {
-  const names = Object.keys(conformanceSuites) as ConformanceSuiteName[];
-  const split = names.indexOf("wake");
-  return Object.freeze({
-    deliveries: Object.freeze(names.slice(0, split)),
-    runtime: Object.freeze(names.slice(split)),
-  });
-})();
-
 /** What {@link runConformance} registers. */
 export interface ConformanceRunOptions {
   /**

@@ -4,7 +4,7 @@
 import type { RunnerTask } from "vitest";
 import { describe, expect, it } from "vitest";
 import { optOutProblems, registeredTests } from "../src/registry.js";
-import { conformanceParts, conformanceSuites, runConformance } from "../src/run.js";
+import { runConformance } from "../src/run.js";
 import { memoryHarness } from "./memory-harness.js";
 
 const leaseTest = "[lease] a lease claim counts the attempt and commits at once";
@@ -34,13 +34,6 @@ describe("runConformance with suites", () => {
   it("knows every test of the suite for the opt-out check: an opt-out of another sub-suite's test is no problem", () => {
     expect(registeredTests(harness)).toContain(leaseTest);
     expect(optOutProblems(harness)).toEqual([]);
-  });
-
-  it("offers the suite in two parts that hold every sub-suite once", () => {
-    const parts = [...conformanceParts.deliveries, ...conformanceParts.runtime];
-    expect([...parts].sort()).toEqual(Object.keys(conformanceSuites).sort());
-    expect(conformanceParts.deliveries.length).toBeGreaterThan(0);
-    expect(conformanceParts.runtime.length).toBeGreaterThan(0);
   });
 
   it("refuses a sub-suite name it does not know, with a TypeError naming it", () => {
