@@ -131,6 +131,7 @@ export {
   unknownKey,
 } from "./options-check.js";
 export { decodeHeaders, decodePayload, encodeHeaders, encodePayload } from "./payload.js";
+export { rowsPerStatement, StatementCache, statementChunks } from "./publish-batches.js";
 export { refuseUniquePublishClient } from "./publish-client.js";
 export {
   type CappedCount,

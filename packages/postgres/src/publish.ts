@@ -7,7 +7,7 @@
  * @module
  */
 import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
-import type { PublishRow } from "@rowclaim/core/driver";
+import { type PublishRow, rowsPerStatement, StatementCache, statementChunks } from "@rowclaim/core/driver";
 import { execute, HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryableLike } from "./pool-like.js";
@@ -21,7 +21,7 @@ const MAX_CACHED_SHAPES = 64;
 export class Publisher {
   readonly #pool: PoolLike;
   readonly #channelFor: ((table: TableDefinition) => string) | null;
-  readonly #cache = new Map<string, Statement>();
+  readonly #cache = new StatementCache<Statement>(MAX_CACHED_SHAPES);
 
   /** @param channelFor the NOTIFY channel of a table, or `null` to send no notification. */
   constructor(pool: PoolLike, channelFor: ((table: TableDefinition) => string) | null) {
@@ -33,11 +33,7 @@ export class Publisher {
   async publish(table: TableDefinition, rows: readonly PublishRow[], client: unknown): Promise<RowId[]> {
     if (rows.length === 0) return [];
     const given = client === undefined ? undefined : asQueryable(table, client);
-    const perRow = 5 + table.extraColumns.length;
-    const chunkSize = Math.max(1, Math.floor(MAX_PARAMS / perRow));
-    const chunks: PublishRow[][] = [];
-    for (let start = 0; start < rows.length; start += chunkSize)
-      chunks.push(rows.slice(start, start + chunkSize));
+    const chunks = statementChunks(rows, rowsPerStatement(5 + table.extraColumns.length, MAX_PARAMS));
     try {
       if (given !== undefined) {
         const inside = await inTransaction(table, given);
@@ -95,16 +91,9 @@ export class Publisher {
       extras,
       notifyChannel: this.#channelFor === null ? null : this.#channelFor(table),
     };
-    const key = JSON.stringify([table.schema, table.name, shape]);
-    let stmt = this.#cache.get(key);
-    if (stmt === undefined) {
-      stmt = publishSql(table, shape);
-      if (this.#cache.size >= MAX_CACHED_SHAPES) {
-        const oldest = this.#cache.keys().next().value;
-        if (oldest !== undefined) this.#cache.delete(oldest);
-      }
-      this.#cache.set(key, stmt);
-    }
+    const stmt = this.#cache.get(JSON.stringify([table.schema, table.name, shape]), () =>
+      publishSql(table, shape),
+    );
     const values: Record<string, unknown> = { channel: shape.notifyChannel };
     rows.forEach((row, index) => {
       values[`payload${index}`] = typeof row.payload === "string" ? row.payload : toBuffer(row.payload);

@@ -7,7 +7,7 @@
  * @module
  */
 import type { PublishResult, RowId, TableDefinition } from "@rowclaim/core";
-import { retryUniqueAttempt, type UniquePublishRow } from "@rowclaim/core/driver";
+import { retryUniqueAttempt, StatementCache, type UniquePublishRow } from "@rowclaim/core/driver";
 import { execute } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
@@ -16,11 +16,14 @@ import { uniquePublishSql } from "./unique-sql.js";
 
 const retried = new Set(["40001", "40P01", "23505"]);
 
+/** The most statement shapes kept (see {@link StatementCache}). */
+const MAX_CACHED_SHAPES = 64;
+
 /** Publishes unique rows of `table` on `pool`; see the driver contract's `publishUnique`. */
 export class UniquePublisher {
   readonly #pool: PoolLike;
   readonly #channelFor: ((table: TableDefinition) => string) | null;
-  readonly #cache = new Map<string, Statement>();
+  readonly #cache = new StatementCache<Statement>(MAX_CACHED_SHAPES);
 
   /** @param channelFor the NOTIFY channel of a table, or `null` to send no notification. */
   constructor(pool: PoolLike, channelFor: ((table: TableDefinition) => string) | null) {
@@ -80,16 +83,8 @@ export class UniquePublisher {
     extras: readonly string[],
     priority: boolean,
   ): Statement {
-    const cacheKey = JSON.stringify([table.schema, table.name, replace, extras, priority]);
-    let stmt = this.#cache.get(cacheKey);
-    if (stmt === undefined) {
-      stmt = uniquePublishSql(table, replace, extras, priority);
-      if (this.#cache.size >= 64) {
-        const oldest = this.#cache.keys().next().value;
-        if (oldest !== undefined) this.#cache.delete(oldest);
-      }
-      this.#cache.set(cacheKey, stmt);
-    }
-    return stmt;
+    return this.#cache.get(JSON.stringify([table.schema, table.name, replace, extras, priority]), () =>
+      uniquePublishSql(table, replace, extras, priority),
+    );
   }
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
-import type { PublishRow } from "@rowclaim/core/driver";
+import { type PublishRow, rowsPerStatement, StatementCache, statementChunks } from "@rowclaim/core/driver";
 import { toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 import { publishSql, type QuotedColumns, quoteColumns, quoteIdentifier } from "./sql.js";
@@ -26,7 +26,19 @@ interface Run {
   readonly rows: (readonly unknown[])[];
 }
 
-/** Builds the inserts of one table; made once per table. */
+const publishers = new WeakMap<TableDefinition, TablePublisher>();
+
+/** The publisher of `table`, made on first use and kept while the table definition lives. */
+export function publisherOf(table: TableDefinition): TablePublisher {
+  let publisher = publishers.get(table);
+  if (publisher === undefined) {
+    publisher = new TablePublisher(table);
+    publishers.set(table, publisher);
+  }
+  return publisher;
+}
+
+/** Builds the inserts of one table; made once per table ({@link publisherOf}). */
 export class TablePublisher {
   readonly #table: TableDefinition;
   readonly #columns: QuotedColumns;
@@ -51,15 +63,12 @@ export class TablePublisher {
   }
 
   #chunkSize(run: Run | undefined): number {
-    const width = Math.max(1, run?.columns.length ?? 1);
-    return Math.max(1, Math.min(MAX_ROWS_PER_INSERT, Math.floor(SQLITE_MAX_PARAMETERS / width)));
+    return rowsPerStatement(run?.columns.length ?? 1, SQLITE_MAX_PARAMETERS, MAX_ROWS_PER_INSERT);
   }
 
   #insert(db: SqliteDatabase, run: Run): RowId[] {
-    const size = this.#chunkSize(run);
     const ids: RowId[] = [];
-    for (let start = 0; start < run.rows.length; start += size) {
-      const chunk = run.rows.slice(start, start + size);
+    for (const chunk of statementChunks(run.rows, this.#chunkSize(run))) {
       const statement = prepareCached(db, publishSql(this.#columns, run.columns, chunk.length));
       let returned: Record<string, unknown>[];
       try {
@@ -130,19 +139,13 @@ export function toSqliteValue(value: unknown): unknown {
   return value;
 }
 
-const inserts = new WeakMap<SqliteDatabase, Map<string, SqliteStatement>>();
+const inserts = new WeakMap<SqliteDatabase, StatementCache<SqliteStatement>>();
 
 function prepareCached(db: SqliteDatabase, sql: string): SqliteStatement {
   let cache = inserts.get(db);
   if (cache === undefined) {
-    cache = new Map();
+    cache = new StatementCache(MAX_CACHED_INSERTS);
     inserts.set(db, cache);
   }
-  let statement = cache.get(sql);
-  if (statement === undefined) {
-    statement = db.prepare(sql);
-    if (cache.size >= MAX_CACHED_INSERTS) cache.clear();
-    cache.set(sql, statement);
-  }
-  return statement;
+  return cache.get(sql, () => db.prepare(sql));
 }

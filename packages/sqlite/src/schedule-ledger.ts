@@ -19,21 +19,12 @@ import {
 } from "@rowclaim/core/driver";
 import { type BusyRetryPolicy, retryBusyAs } from "./busy-retry.js";
 import type { SqliteDatabase } from "./database.js";
-import { TablePublisher } from "./publish.js";
+import { publisherOf } from "./publish.js";
 import { scheduleLedgerSchemaSql, scheduleLedgerSql } from "./schedule-sql.js";
 import { inTransaction } from "./transaction.js";
 
 /** Makes the ledger of a driver on `db`, retrying a busy file by `busy`. */
 export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy): ScheduleLedger {
-  const publishers = new WeakMap<TableDefinition, TablePublisher>();
-  const publisherFor = (table: TableDefinition): TablePublisher => {
-    let publisher = publishers.get(table);
-    if (publisher === undefined) {
-      publisher = new TablePublisher(table);
-      publishers.set(table, publisher);
-    }
-    return publisher;
-  };
   const guarded = <T>(table: TableDefinition, operation: string, work: () => T): Promise<T> =>
     retryBusyAs(db, busy, { table: table.name, operation }, work);
   const statementsFor = perLedgerSchema(scheduleLedgerSql);
@@ -62,7 +53,7 @@ export function sqliteScheduleLedger(db: SqliteDatabase, busy: BusyRetryPolicy):
             .prepare(sql.recordTick)
             .run({ table: table.name, schedule: name, tick: tick.getTime() });
           if (recorded.changes !== 1) return null;
-          return publisherFor(table).publish(db, [row])[0] ?? null;
+          return publisherOf(table).publish(db, [row])[0] ?? null;
         }),
       );
     },

@@ -39,7 +39,7 @@ import type { SqliteDatabase } from "./database.js";
 import { type ClaimerContext, SqliteLeaseClaimer } from "./lease.js";
 import { normalizeError } from "./normalize-error.js";
 import { sqliteOperations } from "./operations.js";
-import { TablePublisher } from "./publish.js";
+import { publisherOf } from "./publish.js";
 import { sqliteStatusReader } from "./queue-status.js";
 import { sqliteScheduleLedger } from "./schedule-ledger.js";
 import { schemaSql } from "./schema-check.js";
@@ -178,7 +178,6 @@ export class SqliteDriver implements Driver {
   readonly operations: OperationsDriver;
   readonly #owned: boolean;
   readonly #busy: BusyRetryPolicy;
-  readonly #publishers = new WeakMap<TableDefinition, TablePublisher>();
   /** The closed guard and close sequence (core's). */
   readonly #lifecycle = new DriverLifecycle("SQLite");
   /** Pauses and rate counters (`src/controls.ts`), on the driver's connection. */
@@ -270,11 +269,7 @@ export class SqliteDriver implements Driver {
     options: DriverPublishOptions,
   ): Promise<readonly RowId[]> {
     this.#lifecycle.assertOpen(table);
-    let publisher = this.#publishers.get(table);
-    if (publisher === undefined) {
-      publisher = new TablePublisher(table);
-      this.#publishers.set(table, publisher);
-    }
+    const publisher = publisherOf(table);
     const client = options.client;
     const context = { table: table.name, operation: "publish" };
     if (client !== undefined) {
@@ -296,8 +291,13 @@ export class SqliteDriver implements Driver {
         throw normalizeError(error, context);
       }
     }
-    const target = publisher;
-    return retryBusyAs(this.database, this.#busy, context, () => target.publish(this.database, rows), "join");
+    return retryBusyAs(
+      this.database,
+      this.#busy,
+      context,
+      () => publisher.publish(this.database, rows),
+      "join",
+    );
   }
 
   /**
