@@ -135,7 +135,9 @@ export { rowsPerStatement, StatementCache, statementChunks } from "./publish-bat
 export { refuseUniquePublishClient } from "./publish-client.js";
 export {
   type CappedCount,
+  type FoundInWork,
   firstRowPerKey,
+  foundInWork,
   type GroupCounts,
   groupCountsOf,
   groupFilterOf,

@@ -189,6 +189,28 @@ export function firstRowPerKey(rows: Iterable<InWorkRow>): InWorkRow[] {
   return out;
 }
 
+/** What a reader's search for rows in work found: at most the limit it was given, and whether there may be more. */
+export interface FoundInWork {
+  /** The rows in work found, in claim order (advisory form: the first row of each key). */
+  readonly rows: readonly InWorkRow[];
+  /** Whether there may be more rows in work than those found (the search stopped at its limit). */
+  readonly capped: boolean;
+}
+
+/**
+ * The rows in work of `table` among `candidates`, the rows a reader's search returned when asked
+ * for one more than `limit`, in claim order: the first `limit` of them (in the advisory form
+ * only the first row of each key, see {@link firstRowPerKey}), capped where there were more.
+ */
+export function foundInWork(
+  table: TableDefinition,
+  candidates: readonly InWorkRow[],
+  limit: number,
+): FoundInWork {
+  const rows = candidates.slice(0, limit);
+  return { rows: table.form === "advisory" ? firstRowPerKey(rows) : rows, capped: candidates.length > limit };
+}
+
 /** Which rows of `table` a status read of `group` covers: every group, those without one, or the one named. */
 export function groupFilterOf(
   table: TableDefinition,

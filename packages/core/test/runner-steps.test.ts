@@ -4,6 +4,7 @@ import {
   controlRowOf,
   decodeClaimedRow,
   firstRowPerKey,
+  foundInWork,
   groupFilterOf,
   inWorkRowOf,
   ledgerSchedulesOf,
@@ -133,6 +134,19 @@ describe("status, control and ledger rows decode the same on every driver", () =
       inWorkRowOf(advisory, { id, grp: null, attempt: null, key: id < 3 ? "x" : "y" }),
     );
     expect(firstRowPerKey(rows).map((row) => row.id)).toEqual([1, 3]);
+  });
+  it("a search for rows in work keeps the first rows up to its limit, and is capped where there were more", () => {
+    const until = new Date(1_000);
+    const leased = [1, 2, 3].map((id) =>
+      inWorkRowOf(lease, { id, grp: null, attempt: null, lockedUntil: until }),
+    );
+    expect(foundInWork(lease, leased, 2)).toEqual({ rows: leased.slice(0, 2), capped: true });
+    expect(foundInWork(lease, leased, 3)).toEqual({ rows: leased, capped: false });
+    const keyed = [1, 2, 3].map((id) =>
+      inWorkRowOf(advisory, { id, grp: null, attempt: null, key: id < 3 ? "x" : "y" }),
+    );
+    expect(foundInWork(advisory, keyed, 2).rows.map((row) => row.id)).toEqual([1]);
+    expect(foundInWork(advisory, keyed, 3).rows.map((row) => row.id)).toEqual([1, 3]);
   });
   it("a group filter covers every group, none, or the one named", () => {
     expect(groupFilterOf(rowLock, undefined)).toBe("all");

@@ -9,7 +9,8 @@
  */
 import type { InWorkRow, TableDefinition } from "@rowclaim/core";
 import {
-  firstRowPerKey,
+  type FoundInWork,
+  foundInWork,
   groupCountsOf,
   groupFilterOf,
   type InWorkQuery,
@@ -32,12 +33,6 @@ import {
 /** What the row lock probe cannot see, for people. */
 const ROW_LOCK_LIMIT =
   "MySQL/MariaDB do not list the row locks a transaction holds: rows in work are found by a SKIP LOCKED probe over the first open rows in claim order (up to the cap), and the connection holding each is not known";
-
-interface Found {
-  readonly rows: readonly InWorkRow[];
-  /** Whether there may be more rows in work than those found. */
-  readonly capped: boolean;
-}
 
 async function query(client: QueryableLike, table: TableDefinition, sql: string, values: unknown[]) {
   try {
@@ -67,7 +62,7 @@ export function mysqlStatusReader(pool: PoolLike): QueueStatusReader {
     filter: GroupFilter,
     now: Date,
     limit: number,
-  ): Promise<Found> => {
+  ): Promise<FoundInWork> => {
     if (table.form === "rowLock") {
       const connection = await pool.getConnection();
       try {
@@ -89,13 +84,14 @@ export function mysqlStatusReader(pool: PoolLike): QueueStatusReader {
         connection.release();
       }
     }
+    // Lease: unexpired leases; advisory: per held lock name, its first row in claim order.
     const candidates = inWorkCandidatesSql(table, filter, now, limit + 1);
     const found = await query(pool, table, candidates.sql, candidates.values);
-    const capped = found.length > limit;
-    if (table.form === "lease")
-      return { rows: found.slice(0, limit).map((row) => toRow(table, row)), capped };
-    // Advisory: per held lock name, its first row in claim order.
-    return { rows: firstRowPerKey(found.slice(0, limit).map((row) => toRow(table, row))), capped };
+    return foundInWork(
+      table,
+      found.map((row) => toRow(table, row)),
+      limit,
+    );
   };
   const filterOf = (table: TableDefinition, group: string | null | undefined): GroupFilter => {
     const filter = groupFilterOf(table, group);

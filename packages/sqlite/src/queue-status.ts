@@ -8,7 +8,8 @@
  */
 import type { InWorkRow, TableDefinition } from "@rowclaim/core";
 import {
-  firstRowPerKey,
+  type FoundInWork,
+  foundInWork,
   groupCountsOf,
   groupFilterOf,
   type InWorkQuery,
@@ -47,12 +48,11 @@ export function sqliteStatusReader(db: SqliteDatabase): QueueStatusReader {
     group: string | null,
     now: Date,
     limit: number,
-  ): { rows: InWorkRow[]; capped: boolean } => {
+  ): FoundInWork => {
     const values: Values = { now: now.getTime(), limit: limit + 1 };
     if (filter === "named") values.group = group;
     if (table.form === "advisory") values.held = JSON.stringify([...heldKeys(db)]);
-    const found = all(table, inWorkCandidatesSql(table, filter), values);
-    const rows = found.slice(0, limit).map((row) =>
+    const found = all(table, inWorkCandidatesSql(table, filter), values).map((row) =>
       inWorkRowOf(table, {
         id: row.id,
         grp: row.grp,
@@ -62,7 +62,7 @@ export function sqliteStatusReader(db: SqliteDatabase): QueueStatusReader {
           : { lockedUntil: typeof row.locked_until === "number" ? new Date(row.locked_until) : null }),
       }),
     );
-    return { rows: table.form === "advisory" ? firstRowPerKey(rows) : rows, capped: found.length > limit };
+    return foundInWork(table, found, limit);
   };
   return {
     async countGroups(table: TableDefinition, query: StatusQuery): Promise<TableCounts> {
