@@ -210,6 +210,10 @@ export interface OperationsDriver {
   list(table: TableDefinition, query: DriverRowQuery): Promise<readonly StoredRow[]>;
   /** How many rows match, counting at most `cap`. */
   count(table: TableDefinition, query: DriverRowCount): Promise<number>;
-  /** One row by id with what holds it, or `undefined` when there is none. */
-  detail(table: TableDefinition, id: RowId, now: Date): Promise<StoredRow | undefined>;
+  /**
+   * One row by id with what holds it, or `undefined` when there is none. Optional: a driver whose
+   * listing tells all it knows of a row leaves it out, and core reads the row with
+   * {@link OperationsDriver.list} (the id as the filter, every state, no dead-letter group, one row).
+   */
+  detail?(table: TableDefinition, id: RowId, now: Date): Promise<StoredRow | undefined>;
 }

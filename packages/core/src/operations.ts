@@ -482,7 +482,10 @@ export async function rowDetail(
   const { read, deadGroup } = readTarget(table, dead ? "dead" : undefined);
   const driver = operationsOf(target, table);
   const now = new Date();
-  const row = await driver.detail(read, id, now);
+  const row =
+    driver.detail === undefined
+      ? (await driver.list(read, { filter: { ids: [id] }, deadGroup: null, limit: 1, now }))[0]
+      : await driver.detail(read, id, now);
   return row === undefined ? undefined : queueRow(read, row, deadGroup, now, dead);
 }
 

@@ -242,17 +242,6 @@ export function mysqlOperations(pool: PoolLike): OperationsDriver {
       );
       return Number(rows[0]?.[0] ?? 0);
     },
-    async detail(table, id, now) {
-      const rows = await page(table, {
-        state: undefined,
-        filter: { ids: [id] },
-        deadGroup: null,
-        after: undefined,
-        limit: 1,
-        now,
-      });
-      return rows[0];
-    },
   };
 }
 

@@ -333,14 +333,3 @@ export function countSql(table: TableDefinition, shape: Omit<ListShape, "after">
     );
   });
 }
-
-/** One row by `$id`, with whether it is in work and what holds it. */
-export function detailSql(table: TableDefinition): Statement {
-  return statement("operations detail", (p) => {
-    const inWork = inWorkExpression(table, p);
-    return (
-      `${heldCte(table)}SELECT ${columnsList(table, "rc_r")}, ${extras(table, inWork, p)} FROM ${tableRef(table)} AS rc_r ` +
-      `WHERE ${col("rc_r", table.columns.id)} = ${p.ref("id")}`
-    );
-  });
-}

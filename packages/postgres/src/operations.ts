@@ -20,7 +20,6 @@ import { heldSession } from "./held-session.js";
 import { normalizeError } from "./normalize-error.js";
 import {
   countSql,
-  detailSql,
   HOLDER_ALIAS,
   IN_WORK_ALIAS,
   KEY_ALIAS,
@@ -173,11 +172,6 @@ export function postgresOperations(pool: PoolLike): OperationsDriver {
         false,
       );
       return Number(rows[0]?.rc_count ?? 0);
-    },
-    async detail(table, id, now) {
-      const { rows } = await run(table, detailSql(table), { id, now }, false);
-      const raw = rows[0];
-      return raw === undefined ? undefined : stored(table, raw);
     },
   };
 }

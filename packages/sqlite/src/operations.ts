@@ -172,10 +172,6 @@ export function sqliteOperations(db: SqliteDatabase, busy: BusyRetryPolicy): Ope
         return Number(row?.rc_count ?? 0);
       });
     },
-    async detail(table, id, now) {
-      const rows = await this.list(table, { filter: { ids: [id] }, deadGroup: null, limit: 1, now });
-      return rows[0];
-    },
   };
 }
 
