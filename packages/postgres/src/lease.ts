@@ -31,6 +31,7 @@ import {
   type ClaimStatement,
   commitSql,
   LEASE_ACKED_ALIAS,
+  type LeaseAcks,
   type LeaseClaimWithAcksStatements,
   rollbackSql,
   type SettleManyStatements,
@@ -44,12 +45,21 @@ function answerId(row: Record<string, unknown>): unknown {
   return row.rc_id;
 }
 
-/** The values of a lease ack statement: each held row's id and token (`$ids`, `$tokens` pairs), and `$at` for markProcessed. */
-function ackValues({ rows: held, settlement }: Acks<HeldLease>): Record<string, unknown> {
+/**
+ * The values of a lease ack statement: each held row's id and token (`$ids`, `$tokens` pairs, or
+ * `$id` and `$token` for a statement of one ack), and `$at` for markProcessed.
+ */
+function ackValues(
+  { rows: held, settlement }: Acks<HeldLease>,
+  acks: LeaseAcks = "many",
+): Record<string, unknown> {
+  const at = settlement.kind === "markProcessed" ? { at: settlement.at } : {};
+  const one = held[0];
+  if (acks === "one" && one !== undefined) return { id: one.id, token: one.token.expiry, ...at };
   return {
     ids: new ArrayParam(held.map((hold) => hold.id)),
     tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
-    ...(settlement.kind === "markProcessed" ? { at: settlement.at } : {}),
+    ...at,
   };
 }
 
@@ -70,6 +80,8 @@ export interface LeaseClaimerOptions {
   readonly settleMany: SettleManyStatements;
   /** The acks and the next claim in one statement (`claimWithAcks`, tables whose claim needs no transaction). */
   readonly claimWithAcks: LeaseClaimWithAcksStatements;
+  /** The same for exactly one ack, which PostgreSQL plans once (see `LeaseAcks`). */
+  readonly claimWithOneAck: LeaseClaimWithAcksStatements;
 }
 
 /** The lease claimer of one subscription. */
@@ -176,13 +188,14 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     const operation = `lease ${acks.settlement.kind} settlement with the next claim`;
     if (this.#transactional) return this.#claimWithAcksInTransaction(acks, request, operation);
     const { settlement } = acks;
-    const statements = this.#options.claimWithAcks;
+    const one = acks.rows.length === 1;
+    const statements = one ? this.#options.claimWithOneAck : this.#options.claimWithAcks;
     const claim = settlement.kind === "delete" ? statements.delete : statements.markProcessed;
     if (claim === null) throw this.#noProcessedAt();
     let result: QueryResultLike;
     try {
       result = await execute(pool, claim.forLimit(request.limit), {
-        ...ackValues(acks),
+        ...ackValues(acks, one ? "one" : "many"),
         now: request.now,
         expiry: request.expiry,
         group,

@@ -267,13 +267,16 @@ export function createPostgresDriverOn(
           const extend = leaseExtendSql(table, types);
           const settleMany = leaseSettleManySql(table, types);
           const claimWithAcks = leaseClaimWithAcksSql(table, group, types);
+          const claimWithOneAck = leaseClaimWithAcksSql(table, group, types, "one");
           checks.unshift(
             claim.general,
             extend,
             ...present(settleMany.delete, settleMany.markProcessed),
             ...(table.fifo || table.isolation !== undefined
               ? []
-              : present(claimWithAcks.delete.general, claimWithAcks.markProcessed?.general ?? null)),
+              : [claimWithAcks, claimWithOneAck].flatMap((carried) =>
+                  present(carried.delete.general, carried.markProcessed?.general ?? null),
+                )),
           );
           claimer = new PostgresLeaseClaimer({
             pool: statementPool,
@@ -284,6 +287,7 @@ export function createPostgresDriverOn(
             settlements,
             settleMany,
             claimWithAcks,
+            claimWithOneAck,
           });
           break;
         }

@@ -321,9 +321,10 @@ export function rowLockClaimSql(
 
 /**
  * Lease claim, one statement: a CTE locks the due rows in claim order (skipping rows other
- * claims hold), and the UPDATE writes `$expiry` and counts the attempt on the rows it found,
- * returning them (without lockedUntil: the claim knows it holds `$expiry`). A FIFO claim takes the head only, and nothing while a row of the group holds
- * a lease that has not run out.
+ * claims hold), and the UPDATE writes `$expiry` and counts the attempt on the rows it found
+ * (through the primary key), returning them (without lockedUntil: the claim knows it holds
+ * `$expiry`). A FIFO claim takes the head only, and nothing while a row of the group holds a
+ * lease that has not run out.
  */
 export function leaseClaimSql(
   table: TableDefinition,
@@ -348,10 +349,19 @@ export function leaseClaimSql(
     return (
       `WITH rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
       `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limit} ${lock}) ` +
-      `UPDATE ${tableRef(table)} AS rc_row SET ${leaseClaimSets(table, p)} FROM rc_pick WHERE ${col("rc_row", id)} = rc_pick.rc_id ` +
+      `UPDATE ${tableRef(table)} AS rc_row SET ${leaseClaimSets(table, p)} WHERE ${pickedRows(table)} ` +
       `RETURNING ${selectList(table, types, "rc_row", [until])}`
     );
   });
+}
+
+/**
+ * The rows a lease claim's `rc_pick` locked, as `rc_row`: found one by one through the primary
+ * key. Joined to `rc_pick` instead, a claim of hundreds of rows is planned as a hash join over
+ * the whole table.
+ */
+function pickedRows(table: TableDefinition): string {
+  return `${col("rc_row", table.columns.id)} = ANY(ARRAY(SELECT rc_pick.rc_id FROM rc_pick))`;
 }
 
 /** What a lease claim writes to each row it takes (as `rc_row`): `$expiry`, the attempt counted, the unique key cleared. */
@@ -364,8 +374,16 @@ function leaseClaimSets(table: TableDefinition, p: ParamSlots): string {
 }
 
 /**
- * A lease ack's change: each held row (`$ids[i]`, `$tokens[i]` pairs, joined on the id, so each
- * row is found through the primary key) that still holds its own token, deleted, or, given
+ * How a lease ack statement takes its held rows: `"many"`, as `$ids[i]`, `$tokens[i]` pairs; `"one"`,
+ * as the scalars `$id` and `$token`. PostgreSQL costs an array parameter's `unnest` by a guess
+ * that makes it plan the statement anew on every run (custom plans only); with scalars it keeps
+ * one plan, so a claim carrying a single ack (one worker's usual turn) costs no planning.
+ */
+export type LeaseAcks = "many" | "one";
+
+/**
+ * A lease ack's change: each held row (joined on the id, so each row is found through the
+ * primary key, see {@link LeaseAcks}) that still holds its own token, deleted, or, given
  * `processedAt`, marked processed at `$at` with lockedUntil cleared; the rows as `rc_done`.
  */
 function leaseAckChange(
@@ -373,14 +391,28 @@ function leaseAckChange(
   types: ColumnTypes,
   p: ParamSlots,
   processedAt: string | undefined,
+  acks: LeaseAcks = "many",
 ): string {
   const { id, lockedUntil } = table.columns;
   const until = lockedUntil as string;
-  const held = `unnest(${p.ref("ids")}::${types.get(id) ?? "text"}[], ${p.ref("tokens")}::${types.get(until) ?? "timestamp with time zone"}[]) AS rc_held(rc_id, rc_until)`;
-  const matched = `${col("rc_done", id)} = rc_held.rc_id AND ${col("rc_done", until)} = rc_held.rc_until`;
-  return processedAt === undefined
-    ? `DELETE FROM ${tableRef(table)} AS rc_done USING ${held} WHERE ${matched}`
-    : `UPDATE ${tableRef(table)} AS rc_done SET ${quoteIdent(processedAt)} = ${p.ref("at")}, ${quoteIdent(until)} = NULL FROM ${held} WHERE ${matched}`;
+  const idType = types.get(id) ?? "text";
+  const untilType = types.get(until) ?? "timestamp with time zone";
+  const [held, matched] =
+    acks === "one"
+      ? [
+          "",
+          `${col("rc_done", id)} = ${p.ref("id")}::${idType} AND ${col("rc_done", until)} = ${p.ref("token")}::${untilType}`,
+        ]
+      : [
+          `unnest(${p.ref("ids")}::${idType}[], ${p.ref("tokens")}::${untilType}[]) AS rc_held(rc_id, rc_until)`,
+          `${col("rc_done", id)} = rc_held.rc_id AND ${col("rc_done", until)} = rc_held.rc_until`,
+        ];
+  if (processedAt === undefined)
+    return `DELETE FROM ${tableRef(table)} AS rc_done ${held === "" ? "" : `USING ${held} `}WHERE ${matched}`;
+  return (
+    `UPDATE ${tableRef(table)} AS rc_done SET ${quoteIdent(processedAt)} = ${p.ref("at")}, ${quoteIdent(until)} = NULL ` +
+    `${held === "" ? "" : `FROM ${held} `}WHERE ${matched}`
+  );
 }
 
 /** The column under which a lease claim carrying acks reports the ids its acks settled (an array, or NULL). */
@@ -395,7 +427,8 @@ export interface LeaseClaimWithAcksStatements {
 
 /**
  * Lease acks and the next claim in one statement (one implicit transaction, one commit): a CTE
- * settles each held row (`$ids[i]`, `$tokens[i]` pairs) that still holds its own token, as
+ * settles each held row (`$ids[i]`, `$tokens[i]` pairs, or `$id` and `$token` for `acks` `"one"`,
+ * see {@link LeaseAcks}) that still holds its own token, as
  * {@link leaseSettleManySql} does, and the claim of {@link leaseClaimSql} takes up to `$limit`
  * due rows other than the held ones. The first row comes back with {@link LEASE_ACKED_ALIAS}:
  * an empty array where every ack settled, else the ids the acks settled (NULL for none); the
@@ -406,28 +439,31 @@ export function leaseClaimWithAcksSql(
   table: TableDefinition,
   group: string | null,
   types: ColumnTypes,
+  acks: LeaseAcks = "many",
 ): LeaseClaimWithAcksStatements {
   const { id, lockedUntil, processedAt } = table.columns;
   const until = lockedUntil as string;
   const idType = types.get(id) ?? "text";
   const build = (processed: string | undefined): ClaimStatement =>
     claimStatement(
-      `lease ${processed === undefined ? "delete" : "markProcessed"} settlement with the next claim`,
+      `lease ${processed === undefined ? "delete" : "markProcessed"} settlement${acks === "one" ? " of one row" : ""} with the next claim`,
       (p, limitSlot) => {
-        const ids = `${p.ref("ids")}::${idType}[]`;
-        const change = leaseAckChange(table, types, p, processed);
-        const where = `${claimable(table, group, "rc_src", p)} AND ${col("rc_src", id)} <> ALL(${ids})`;
+        const change = leaseAckChange(table, types, p, processed, acks);
+        const ids = acks === "one" ? "" : `${p.ref("ids")}::${idType}[]`;
+        const notAcked = acks === "one" ? `<> ${p.ref("id")}::${idType}` : `<> ALL(${ids})`;
+        const count = acks === "one" ? "1" : `cardinality(${ids})`;
+        const where = `${claimable(table, group, "rc_src", p)} AND ${col("rc_src", id)} ${notAcked}`;
         return (
           `WITH rc_acked AS (${change} RETURNING ${col("rc_done", id)} AS rc_id), ` +
           `rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
           `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limitSlot("limit", sameLimit)} FOR UPDATE SKIP LOCKED), ` +
-          `rc_claimed AS (UPDATE ${tableRef(table)} AS rc_row SET ${leaseClaimSets(table, p)} FROM rc_pick WHERE ${col("rc_row", id)} = rc_pick.rc_id ` +
+          `rc_claimed AS (UPDATE ${tableRef(table)} AS rc_row SET ${leaseClaimSets(table, p)} WHERE ${pickedRows(table)} ` +
           `RETURNING ${selectList(table, types, "rc_row", [until])}) ` +
           // The acked ids on the first row only: on every row, the client would parse the whole
           // array once per claimed row (500 rows carrying 500 ids: a quarter of a million elements).
           // Where every ack settled (the common case), an empty array rather than all their ids.
           `SELECT rc_claimed.*, CASE WHEN row_number() OVER () = 1 THEN ` +
-          `(CASE WHEN (SELECT count(*) FROM rc_acked) = cardinality(${ids}) THEN '{}'::${idType}[] ` +
+          `(CASE WHEN (SELECT count(*) FROM rc_acked) = ${count} THEN '{}'::${idType}[] ` +
           `ELSE (SELECT array_agg(rc_acked.rc_id) FROM rc_acked) END) END AS ${quoteIdent(LEASE_ACKED_ALIAS)} ` +
           `FROM (SELECT 1) AS rc_one LEFT JOIN rc_claimed ON TRUE ORDER BY row_number() OVER ()`
         );

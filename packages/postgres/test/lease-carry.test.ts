@@ -65,6 +65,27 @@ describe("a lease claim that carries acks (claimWithAcks)", () => {
     await driver.close();
   });
 
+  it("a single ack (sent as one id and token) whose lease was taken over comes back false and unchanged, and the claim passes over its row", async () => {
+    const table = await db.create(describeTable("lease", uniqueName("rc_lcarry"), { lease: 30 }));
+    const driver = db.driver();
+    await publishRows(driver, table, 3);
+    const claimer = await openClaimer<PostgresLeaseClaimer>(driver, table);
+    const held = await hold(claimer, 1);
+    // Taken over by a claim whose lease has already run out: due again, yet not this ack's to settle.
+    await db.query(`UPDATE ${ref(table)} SET locked_until = now() - interval '1 second' WHERE id = $1`, [
+      held[0]?.id,
+    ]);
+    const before = await db.rows(table);
+    const result = await claimer.claimWithAcks({ rows: held, settlement: { kind: "delete" } }, request(10));
+    expect(result.settled).toEqual([false]);
+    expect(result.claimed.map(({ row }) => row.payload)).toEqual([1, 2]);
+    expect((await db.rows(table)).find((row) => row.id === held[0]?.id)).toEqual(
+      before.find((row) => row.id === held[0]?.id),
+    );
+    await claimer.close();
+    await driver.close();
+  });
+
   it("an ack the database refuses rejects with its code, and neither the acks nor the claim are committed", async () => {
     const table = await db.create(describeTable("lease", uniqueName("rc_lcarry"), { lease: 30 }));
     const guard = uniqueName("rc_lcarry_ref");
