@@ -96,6 +96,48 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+describe("with rows held ahead and several workers, a claim on a busy queue waits for a claim's worth of room", () => {
+  it("every claim after one that found all it asked for asks for at least the most per claim less one row per worker", async () => {
+    const t = setUp(lease("claim_worth"));
+    // Each claim's limit and how many rows it found, in the order the claims answered.
+    const claims: { limit: number; found: number }[] = [];
+    const record =
+      (inner: (...args: never[]) => Promise<unknown>) =>
+      async (...args: never[]): Promise<unknown> => {
+        const answer = await inner(...args);
+        const request = (args.at(-1) as { limit: number }).limit;
+        const found = Array.isArray(answer)
+          ? answer.length
+          : (answer as { claimed: unknown[] }).claimed.length;
+        claims.push({ limit: request, found });
+        return answer;
+      };
+    const recorded = replacingClaimerMethod<LeaseClaimer>(
+      replacingClaimerMethod<LeaseClaimer>(t.driver, "claim", (claimer) =>
+        record(claimer.claim.bind(claimer)),
+      ),
+      "claimWithAcks",
+      (claimer) => record((claimer.claimWithAcks as (...args: never[]) => Promise<unknown>).bind(claimer)),
+    );
+    const broker = t.broker({}, recorded);
+    const rows = 3_000;
+    await broker.publishMany(
+      t.table,
+      Array.from({ length: rows }, (_, payload) => ({ payload })),
+    );
+    // 8 workers and 500 ahead: a claim takes at most 254 rows, and waits for room for 246.
+    await broker.subscribe(t.table, async () => ack(), { workers: 8, prefetch: 500, batch: 508 });
+    const drained = await drainTable(broker, t.table);
+    await broker.close();
+    expect(drained.deliveries).toHaveLength(rows);
+    const afterFull = claims.filter(
+      (_, index) => index > 0 && claims[index - 1]?.found === claims[index - 1]?.limit,
+    );
+    expect(afterFull.length).toBeGreaterThan(0);
+    expect(afterFull.filter((claim) => claim.limit < 246)).toEqual([]);
+  });
+});
+
 describe("lease acks on a driver without settleMany and claimWithAcks", () => {
   it("go one settle() each", async () => {
     const t = setUp(lease("alone"), { without: ["settleMany", "claimWithAcks"] });

@@ -144,6 +144,18 @@ export function mostPerClaim(form: ClaimFormName, settings: ClaimSettings): numb
 }
 
 /**
+ * The fewest rows a claim on a busy queue asks for. With rows held ahead and more than one worker,
+ * a lease claim waits until the room is a claim's worth ({@link mostPerClaim}) less one row per
+ * worker: the workers still have the rows held ahead to run, and a claim of a few rows costs the
+ * database a statement and a commit as a claim of hundreds does. Otherwise any room is claimed
+ * (one worker, or without `prefetch`, the next row's wait would be the claim's round trip).
+ */
+export function leastPerClaim(form: ClaimFormName, settings: ClaimSettings): number {
+  if (settings.prefetch === 0 || form !== "lease" || settings.workers === 1) return 1;
+  return Math.max(1, mostPerClaim(form, settings) - settings.workers);
+}
+
+/**
  * How many rows the next claim may take: rows whose handlers have not sent their settlement
  * (running, `busy`, or waiting for a worker) and the rows claims in flight reserved stay within
  * `capacity` (`workers + prefetch`). A row whose settlement is in flight leaves room at once, so
@@ -208,6 +220,7 @@ export class ClaimScheduler {
   readonly #slotFreed = new WakeSignal();
   readonly #capacity: number;
   readonly #mostPerClaim: number;
+  readonly #leastPerClaim: number;
   #state: ClaimState = "ready";
   /**
    * Worker slots taken: deliveries whose handlers run and have not settled yet. A delivery that
@@ -276,6 +289,7 @@ export class ClaimScheduler {
     this.#stopped = args.stop;
     this.#capacity = args.settings.workers + args.settings.prefetch;
     this.#mostPerClaim = mostPerClaim(args.table.form, args.settings);
+    this.#leastPerClaim = leastPerClaim(args.table.form, args.settings);
     this.#slots = {
       freed: () => {
         this.#busy -= 1;
@@ -378,7 +392,8 @@ export class ClaimScheduler {
     let ranSince = performance.now();
     while (this.#open) {
       const room = claimRoom(this.#capacity, this.#busy, this.#waiting.length, this.held, this.#reserved);
-      if (room <= 0) {
+      // On a busy queue, room for fewer rows than a claim's least waits for more (see leastPerClaim).
+      if (room <= 0 || (this.#full && room < this.#leastPerClaim)) {
         // Every finished delivery, finished claim and stop wakes this wait: no timer to arm and clear.
         this.#to("ready", "awaitingRoom");
         await this.#slotFreed.next(this.#slotFreed.generation);

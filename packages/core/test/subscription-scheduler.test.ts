@@ -7,6 +7,7 @@ import {
   claimRoom,
   claimsAhead,
   idleWaitMs,
+  leastPerClaim,
   mostPerClaim,
   stateAfterClaim,
 } from "../src/subscription-scheduler.js";
@@ -81,6 +82,24 @@ describe("a claim takes at most the room left by held rows and claims in flight"
     expect(mostPerClaim("lease", { ...settings, prefetch: 4 })).toBe(4);
     expect(mostPerClaim("lease", { ...settings, batch: 3, prefetch: 4 })).toBe(3);
     expect(mostPerClaim("lease", { ...settings, workers: 1, batch: 1, prefetch: 1 })).toBe(1);
+  });
+});
+
+describe("on a busy queue, a lease claim with rows held ahead waits for a claim's worth of room", () => {
+  it("with prefetch and several workers, the least is the most per claim less one row per worker", () => {
+    const ahead = { ...settings, workers: 8, batch: 1000, prefetch: 500 };
+    expect(mostPerClaim("lease", ahead)).toBe(254);
+    expect(leastPerClaim("lease", ahead)).toBe(246);
+  });
+  it("one worker, no prefetch, or another form: any room is claimed", () => {
+    expect(leastPerClaim("lease", { ...settings, workers: 1, batch: 1000, prefetch: 500 })).toBe(1);
+    expect(leastPerClaim("lease", { ...settings, batch: 1000 })).toBe(1);
+    expect(leastPerClaim("rowLock", { ...settings, batch: 1000, prefetch: 500 })).toBe(1);
+    expect(leastPerClaim("advisory", settings)).toBe(1);
+  });
+  it("never more than the most per claim, never less than one row", () => {
+    expect(leastPerClaim("lease", { ...settings, workers: 8, batch: 3, prefetch: 4 })).toBe(1);
+    expect(leastPerClaim("lease", { ...settings, workers: 2, batch: 10, prefetch: 30 })).toBe(8);
   });
 });
 
