@@ -10,7 +10,7 @@ import {
   retryAfter,
   type TableDescription,
 } from "@rowclaim/core";
-import type { Driver, LeaseClaimer } from "@rowclaim/core/driver";
+import type { Acks, Driver, HeldLease, LeaseClaimer, LeaseClaimRequest } from "@rowclaim/core/driver";
 import { drainTable } from "@rowclaim/core/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Seen, see } from "../src/deliveries.js";
@@ -101,23 +101,23 @@ describe("with rows held ahead and several workers, a claim on a busy queue wait
     const t = setUp(lease("claim_worth"));
     // Each claim's limit and how many rows it found, in the order the claims answered.
     const claims: { limit: number; found: number }[] = [];
-    const record =
-      (inner: (...args: never[]) => Promise<unknown>) =>
-      async (...args: never[]): Promise<unknown> => {
-        const answer = await inner(...args);
-        const request = (args.at(-1) as { limit: number }).limit;
-        const found = Array.isArray(answer)
-          ? answer.length
-          : (answer as { claimed: unknown[] }).claimed.length;
-        claims.push({ limit: request, found });
-        return answer;
-      };
     const recorded = replacingClaimerMethod<LeaseClaimer>(
-      replacingClaimerMethod<LeaseClaimer>(t.driver, "claim", (claimer) =>
-        record(claimer.claim.bind(claimer)),
+      replacingClaimerMethod<LeaseClaimer>(
+        t.driver,
+        "claim",
+        (claimer) => async (request: LeaseClaimRequest) => {
+          const claimed = await claimer.claim(request);
+          claims.push({ limit: request.limit, found: claimed.length });
+          return claimed;
+        },
       ),
       "claimWithAcks",
-      (claimer) => record((claimer.claimWithAcks as (...args: never[]) => Promise<unknown>).bind(claimer)),
+      (claimer) => async (acks: Acks<HeldLease>, request: LeaseClaimRequest) => {
+        if (claimer.claimWithAcks === undefined) throw new Error("the memory driver carries acks");
+        const answer = await claimer.claimWithAcks(acks, request);
+        claims.push({ limit: request.limit, found: answer.claimed.length });
+        return answer;
+      },
     );
     const broker = t.broker({}, recorded);
     const rows = 3_000;
