@@ -97,6 +97,9 @@ export interface SubscribeOptions {
    * crash brings them back as it brings back rows in work: after the lease runs out, or at once
    * when the row lock transaction's connection dies. On `stop()` rows whose handlers have not
    * started are given back at once, unhandled (a lease row keeps the attempt its claim counted).
+   * In the lease form a claim takes at most half of `workers + prefetch` (two claims overlap), and
+   * with several workers on a busy queue waits until that much room less one row per worker is
+   * free, so that claims stay large while the workers run the rows held ahead.
    * The advisory lock form refuses it (`DeclarationError`): each row it holds holds a connection.
    */
   readonly prefetch?: number;
