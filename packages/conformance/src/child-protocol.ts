@@ -49,6 +49,11 @@ export interface ChildConfig {
    * (the unique jobs tests), instead of one `publishMany`.
    */
   readonly unique?: { readonly key: string; readonly mode?: string; readonly period?: number };
+  /**
+   * `publish` mode with `unique`: at most this many publishes in flight at once (default: all), so
+   * that many children together stay within the server's connections.
+   */
+  readonly inFlight?: number;
 }
 
 /** A line a child prints. */

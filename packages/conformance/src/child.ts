@@ -45,6 +45,26 @@ async function loadDriver(specifier: string): Promise<Driver> {
   return module.createDriver();
 }
 
+/** `publish` on every payload, at most `inFlight` at once (all at once without it); the answers in order. */
+async function publishEach<T>(
+  payloads: readonly unknown[],
+  inFlight: number | undefined,
+  publish: (payload: unknown) => Promise<T>,
+): Promise<T[]> {
+  const answers = new Array<T>(payloads.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < payloads.length) {
+      const index = next;
+      next += 1;
+      answers[index] = await publish(payloads[index]);
+    }
+  };
+  const lanes = Math.max(1, Math.min(inFlight ?? payloads.length, payloads.length));
+  await Promise.all(Array.from({ length: lanes }, lane));
+  return answers;
+}
+
 async function main(): Promise<void> {
   const text = process.argv[2] ?? process.env[CHILD_CONFIG_ENV];
   if (text === undefined)
@@ -63,11 +83,9 @@ async function main(): Promise<void> {
             table,
             (config.payloads ?? []).map((payload) => ({ payload })),
           )
-        : (
-            await Promise.all(
-              (config.payloads ?? []).map((payload) => broker.publish(table, payload, unique)),
-            )
-          ).map((result) => result.id);
+        : await publishEach(config.payloads ?? [], config.inFlight, (payload) =>
+            broker.publish(table, payload, unique).then((result) => result.id),
+          );
     emit({ event: "published", ids: ids.map(String) });
     await broker.close();
     emit({ event: "closed" });

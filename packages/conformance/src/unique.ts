@@ -3,7 +3,7 @@
  * whatever the mode and however many publishers race; a row in work gives up its key (the new
  * row queues behind it, the running one untouched); `publishMany` decides per row; processed
  * rows hold no key; bad input writes nothing. The cross-process race runs 4 child processes × 50
- * publishes each (20 × 50 with `ROWCLAIM_LOAD=1`), skipped where the harness gives no
+ * publishes each (20 × 50 with `ROWCLAIM_LOAD=1`), 20 in flight across them, skipped where the harness gives no
  * `childDriverModule`; the same race inside one process runs everywhere.
  *
  * @module
@@ -35,6 +35,12 @@ const keyForms: readonly ClaimFormName[] = ["lease", "advisory"];
 /** Child processes of the cross-process race: 20 with `ROWCLAIM_LOAD=1`, else 4. */
 const raceProcesses = (): number => (process.env.ROWCLAIM_LOAD === "1" ? 20 : 4);
 const PUBLISHES_PER_PROCESS = 50;
+/**
+ * Publishes in flight across the race's children: each child keeps its share in flight, so that
+ * 20 children with pools of their own stay within a server's connections (PostgreSQL's default
+ * 100) beside the other tests running at the same time.
+ */
+const RACE_IN_FLIGHT = 20;
 
 const modeOptions = (mode: UniqueMode): { mode: UniqueMode; period?: number } =>
   mode === "debounce" || mode === "throttle" ? { mode, period: 60_000 } : { mode };
@@ -93,6 +99,7 @@ export function uniqueSuite(harness: ConformanceHarness): void {
               mode: "publish",
               payloads: Array.from({ length: PUBLISHES_PER_PROCESS }, (_, m) => ({ n, m })),
               unique: { key: "race", ...modeOptions(mode) },
+              inFlight: Math.max(1, Math.floor(RACE_IN_FLIGHT / raceProcesses())),
             }),
           );
           const published = await Promise.all(

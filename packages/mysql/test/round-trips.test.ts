@@ -120,7 +120,7 @@ describe("an advisory delete releases its lock in the same statement, once it ho
           );
           return Number((rows as { n: unknown }[])[0]?.n) > 0;
         },
-        10_000,
+        30_000,
         "the delete to wait for the row",
       );
       expect(await usedBy(second.token.key)).not.toBeNull();
