@@ -12,6 +12,7 @@ import {
   type DriverRowActionResult,
   type DriverRowCount,
   type DriverRowQuery,
+  decodeClaimedRow,
   type OperationsDriver,
   rowActionResultOf,
   type StoredRow,
@@ -19,7 +20,6 @@ import {
 } from "@rowclaim/core/driver";
 import { advisoryOwnedElsewhere } from "./advisory-owner.js";
 import { type BusyRetryPolicy, retryBusyAs } from "./busy-retry.js";
-import { claimedRowOf } from "./claimed-row.js";
 import type { SqliteDatabase } from "./database.js";
 import { heldKeys } from "./keys.js";
 import {
@@ -57,7 +57,7 @@ export function sqliteOperations(db: SqliteDatabase, busy: BusyRetryPolicy): Ope
   const stored = (table: TableDefinition, raw: Record<string, unknown>): StoredRow => {
     const values: Record<string, unknown> = {};
     for (const column of table.allColumns) values[column] = raw[column];
-    return storedRowOf(table, claimedRowOf(table, values, false), Number(raw.rc_in_work) === 1, {
+    return storedRowOf(table, decodeClaimedRow(table, values, false), Number(raw.rc_in_work) === 1, {
       key: raw.rc_akey,
       session: "this process",
     });

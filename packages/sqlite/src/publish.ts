@@ -7,7 +7,6 @@
  */
 import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
 import { type PublishRow, rowsPerStatement, StatementCache, statementChunks } from "@rowclaim/core/driver";
-import { toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 import { publishSql, type QuotedColumns, quoteColumns, quoteIdentifier } from "./sql.js";
 import { inTransaction } from "./transaction.js";
@@ -101,7 +100,7 @@ export class TablePublisher {
       }
       if (c.runAt !== undefined) {
         columns.push(c.runAt);
-        values.push(row.runAt === null ? null : toEpochMs(row.runAt));
+        values.push(row.runAt === null ? null : row.runAt.getTime());
       }
       if (c.priority !== undefined && row.priority !== null) {
         columns.push(c.priority);
@@ -134,7 +133,7 @@ export class TablePublisher {
 export function toSqliteValue(value: unknown): unknown {
   if (value === undefined) return null;
   if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
-  if (value instanceof Date) return BigInt(toEpochMs(value));
+  if (value instanceof Date) return BigInt(value.getTime());
   if (typeof value === "boolean") return value ? 1n : 0n;
   return value;
 }

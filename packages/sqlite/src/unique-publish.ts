@@ -8,7 +8,6 @@
  */
 import { type PublishResult, type RowId, SchemaError, type TableDefinition } from "@rowclaim/core";
 import type { UniquePublishRow } from "@rowclaim/core/driver";
-import { toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase } from "./database.js";
 import { toSqliteValue } from "./publish.js";
 import { quoteIdentifier } from "./sql.js";
@@ -36,7 +35,7 @@ function publishOne(db: SqliteDatabase, table: TableDefinition, row: UniquePubli
   const values: unknown[] = [row.payload];
   const replaced: string[] = [quoteIdentifier(payload)];
   const replacedValues: unknown[] = [row.payload];
-  const runAtValue = row.runAt === null ? null : toEpochMs(row.runAt);
+  const runAtValue = row.runAt === null ? null : row.runAt.getTime();
   if (group !== undefined) {
     columns.push(quoteIdentifier(group));
     values.push(row.group);
