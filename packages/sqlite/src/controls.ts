@@ -1,8 +1,7 @@
 /**
- * The SQLite driver's control store (`ControlStore` of `@rowclaim/core`): pauses and rate
- * counters in `rowclaim_controls` (`src/controls-sql.ts`), on the driver's connection, each call
- * one statement retried on lock contention like every other. No watch: subscriptions, in this
- * process and in others on the file, read the pauses every poll interval.
+ * The SQLite driver's control store (core's `ControlStore`): pauses and rate counters in
+ * `rowclaim_controls`, each call one statement on the driver's connection. No watch:
+ * subscriptions read the pauses every poll interval.
  *
  * @module
  */
