@@ -87,11 +87,10 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
   readonly form = "advisory";
   readonly #table: TableDefinition;
   readonly #context: ClaimerContext;
-  readonly #literals: Readonly<Record<string, string>>;
   readonly #candidatesSql: string;
   readonly #candidatesByWindow = new Map<number, SqliteStatement>();
   readonly #columns: QuotedColumns;
-  readonly #keySql: string;
+  readonly #key: ReturnType<typeof advisoryKeySql>;
   readonly #take: SqliteStatement;
   readonly #takeCounts: boolean;
   readonly #settlements: SettlementStatements;
@@ -106,13 +105,11 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
    */
   constructor(table: TableDefinition, context: ClaimerContext) {
     const columns = quoteColumns(table);
-    const key = advisoryKeySql(table);
     this.#table = table;
     this.#context = context;
-    this.#literals = key.literals;
     this.#columns = columns;
-    this.#keySql = key.sql;
-    this.#candidatesSql = advisoryCandidatesSql(columns, key.sql);
+    this.#key = advisoryKeySql(table);
+    this.#candidatesSql = advisoryCandidatesSql(columns, this.#key.sql);
     const takeSql = advisoryTakeSql(columns);
     this.#takeCounts = columns.attempt !== undefined;
     checkSchema(context.db, table, { name: table.name, role: "table" }, table.allColumns, [
@@ -245,7 +242,7 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     const wanted = limit * CANDIDATES_PER_ROW;
     const perKey = this.#table.advisoryLimit;
     const held = perKey === 1 ? [...keys] : fullKeys(keys, perKey);
-    const values = { ...this.#literals, group, now, held: JSON.stringify(held) };
+    const values = { ...this.#key.literals, group, now, held: JSON.stringify(held) };
     const firstPerKey = (window: number): { rows: number; picked: { rid: unknown; rkey: string }[] } => {
       const rows = this.#candidatesFor(window).all(values) as { rid: unknown; rkey: unknown }[];
       const picked = firstRowsPerKey(rows, perKey, wanted, candidateKey, (row, rkey) => ({
@@ -263,7 +260,7 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
   #candidatesFor(window: number): SqliteStatement {
     let statement = this.#candidatesByWindow.get(window);
     if (statement === undefined) {
-      statement = this.#context.db.prepare(advisoryCandidatesSql(this.#columns, this.#keySql, window));
+      statement = this.#context.db.prepare(advisoryCandidatesSql(this.#columns, this.#key.sql, window));
       this.#candidatesByWindow.set(window, statement);
     }
     return statement;

@@ -25,7 +25,7 @@ import { type BusyRetryPolicy, retryBusy, retryBusyAs } from "./busy-retry.js";
 import { sortClaimOrder } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 import { normalizeError } from "./normalize-error.js";
-import { checkSchema, type NamedStatement } from "./schema-check.js";
+import { checkSchema } from "./schema-check.js";
 import { SettlementStatements } from "./settle.js";
 import { fifoLeaseClaimSql, leaseClaimSql, leaseExtendSql, type QuotedColumns, quoteColumns } from "./sql.js";
 import { inTransaction } from "./transaction.js";
@@ -70,18 +70,17 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
     const leased = columns as QuotedColumns & { lockedUntil: string };
     this.#table = table;
     this.#context = context;
-    this.#leased = table.fifo && columns.group !== undefined ? undefined : leased;
-    this.#claimSql =
-      table.fifo && columns.group !== undefined
-        ? fifoLeaseClaimSql(leased as typeof leased & { group: string })
-        : leaseClaimSql(leased);
+    const fifo = table.fifo && columns.group !== undefined;
+    this.#leased = fifo ? undefined : leased;
+    this.#claimSql = fifo
+      ? fifoLeaseClaimSql(leased as typeof leased & { group: string })
+      : leaseClaimSql(leased);
     const extendSql = leaseExtendSql(leased);
-    const statements: NamedStatement[] = [
+    checkSchema(context.db, table, { name: table.name, role: "table" }, table.allColumns, [
       { name: "the lease claim (UPDATE … RETURNING)", sql: this.#claimSql },
       { name: "the lease extension", sql: extendSql },
       ...SettlementStatements.named(columns, true),
-    ];
-    checkSchema(context.db, table, { name: table.name, role: "table" }, table.allColumns, statements);
+    ]);
     try {
       this.#claim = context.db.prepare(this.#claimSql);
       this.#extend = context.db.prepare(extendSql);

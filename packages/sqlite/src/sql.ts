@@ -74,10 +74,7 @@ export function claimOrder(c: QuotedColumns): string {
   return [c.priority, c.runAt, c.id].filter((column) => column !== undefined).join(", ");
 }
 
-/**
- * The condition a claimable row meets: not processed, in the subscription's group (`@group`;
- * `IS` matches NULL to NULL), due (`@now`) and, in the lease form, not leased (`@now`).
- */
+/** The condition a claimable row meets: not processed, in the group (`@group`, NULL matching NULL), due and not leased (`@now`). */
 export function claimableCondition(c: QuotedColumns): string {
   const parts: string[] = [];
   if (c.processedAt !== undefined) parts.push(`${c.processedAt} IS NULL`);
@@ -121,10 +118,7 @@ function wholeLimit(limit: number): number {
   return limit;
 }
 
-/**
- * The FIFO lease claim: takes the head of the group (its first unfinished row in claim order)
- * when it is due and no row of the group is in work (leased past `@now` and unfinished).
- */
+/** The FIFO lease claim: the head of the group (its first unfinished row in claim order), when due and no row of the group is in work. */
 export function fifoLeaseClaimSql(c: QuotedColumns & { lockedUntil: string; group: string }): string {
   const unfinished = c.processedAt === undefined ? "" : ` AND ${c.processedAt} IS NULL`;
   const due = c.runAt === undefined ? "" : ` AND (${c.runAt} IS NULL OR ${c.runAt} <= @now)`;
@@ -140,10 +134,7 @@ export function leaseExtendSql(c: QuotedColumns & { lockedUntil: string }): stri
   return `UPDATE ${c.table} SET ${c.lockedUntil} = @expiry WHERE ${c.id} = @id AND ${c.lockedUntil} = @token`;
 }
 
-/**
- * The advisory key rendered in SQL: literal parts as parameters `@k0`, `@k1`…, column parts cast
- * to text, NULL rendered as the empty string.
- */
+/** The advisory key rendered in SQL: literal parts as parameters `@k0`, `@k1`…, columns cast to text, NULL as the empty string. */
 export function advisoryKeySql(table: TableDefinition): {
   readonly sql: string;
   readonly literals: Readonly<Record<string, string>>;
@@ -174,10 +165,7 @@ export function advisoryCandidatesSql(c: QuotedColumns, keySql: string, window?:
   );
 }
 
-/**
- * The advisory take: counts the attempt on row `@id` while it is still claimable, writes NULL
- * into its key (unique jobs), and returns it (a table with neither column reads the row instead).
- */
+/** The advisory take: counts the attempt on row `@id` while it is still claimable, NULLs its unique key, and returns it. */
 export function advisoryTakeSql(c: QuotedColumns): string {
   const sets = takeSets(c);
   if (sets.length === 0) {
@@ -218,10 +206,7 @@ export function settlementSql(c: QuotedColumns, tokenGuard: boolean): Settlement
   };
 }
 
-/**
- * The copy half of `moveToTable`: inserts the row's described columns, except the id (the target
- * assigns its own) and with `lockedUntil` NULL, into `target`, while the row matches `where`.
- */
+/** The copy half of `moveToTable`: the row's described columns but the id, `lockedUntil` NULL, into `target`. */
 export function moveCopySql(
   table: TableDefinition,
   c: QuotedColumns,
