@@ -131,9 +131,8 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
   }
 
   async claim(request: ClaimRequest): Promise<readonly Claimed<HeldKey>[]> {
-    const { db, group, mode, busy } = this.#context;
+    const { db, mode, busy } = this.#context;
     const limit = Math.max(1, Math.floor(request.limit));
-    const now = request.now.getTime();
     const keys = heldKeys(db);
     const context = {
       table: this.#table.name,
@@ -146,8 +145,8 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
       this.#hold(
         keys,
         mode === "immediate" && limit === 1
-          ? this.#takeRows(keys, noKeys, group, now, limit)
-          : inTransaction(db, mode, () => this.#takeRows(keys, noKeys, group, now, limit)),
+          ? this.#takeRows(keys, noKeys, limit, request.now)
+          : inTransaction(db, mode, () => this.#takeRows(keys, noKeys, limit, request.now)),
       ),
     );
   }
@@ -162,9 +161,8 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     { rows: acks, settlement }: Acks<HeldKeyRow<HeldKey>>,
     request: ClaimRequest,
   ): Promise<ClaimedWithAcks<HeldKey>> {
-    const { db, group, mode, busy } = this.#context;
+    const { db, mode, busy } = this.#context;
     const limit = Math.max(1, Math.floor(request.limit));
-    const now = request.now.getTime();
     const keys = heldKeys(db);
     const freed = new Set(
       acks.flatMap(({ token }) => (token.rowKey === undefined ? [token.key] : [token.key, token.rowKey])),
@@ -178,7 +176,7 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
     return retryBusyAs(db, busy, context, () => {
       const result = inTransaction(db, mode === "exclusive" ? "exclusive" : "immediate", () => ({
         settled: this.#settlements.ackEachWithin(held, settlement),
-        taken: this.#takeRows(keys, freed, group, now, limit),
+        taken: this.#takeRows(keys, freed, limit, request.now),
       }));
       for (const { token } of acks) token.drop();
       return { settled: result.settled, claimed: this.#hold(keys, result.taken) };
@@ -201,19 +199,15 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
    * `keys`, unless in `freed`) and not taken before in this call; with a limit above 1, under a
    * free slot of its key and with its own row key free. Holds no key (see `#hold`).
    */
-  #takeRows(
-    keys: ReadonlySet<string>,
-    freed: ReadonlySet<string>,
-    group: string | null,
-    now: number,
-    limit: number,
-  ): TakenRow[] {
+  #takeRows(keys: ReadonlySet<string>, freed: ReadonlySet<string>, limit: number, at: Date): TakenRow[] {
+    const { group } = this.#context;
+    const now = at.getTime();
     const busyKeys = freed.size === 0 ? keys : new Set([...keys].filter((key) => !freed.has(key)));
     const taking = new Set<string>();
     const taken: TakenRow[] = [];
     const perKey = this.#table.advisoryLimit;
     const busy = (key: string): boolean => busyKeys.has(key) || taking.has(key);
-    for (const candidate of this.#candidateRows(busyKeys, group, now, limit)) {
+    for (const candidate of this.#candidateRows(busyKeys, now, limit)) {
       if (taken.length >= limit) break;
       const key = candidate.rkey;
       const rowKey = perKey > 1 ? advisoryRowKey(key, String(candidate.rid)) : undefined;
@@ -233,16 +227,11 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
    * claim order: first from a window of that many rows; when that window was full and held
    * fewer than `limit` keys, from a wider one ({@link CANDIDATE_WINDOW}, or 8 × as many).
    */
-  #candidateRows(
-    keys: ReadonlySet<string>,
-    group: string | null,
-    now: number,
-    limit: number,
-  ): { rid: unknown; rkey: string }[] {
+  #candidateRows(keys: ReadonlySet<string>, now: number, limit: number): { rid: unknown; rkey: string }[] {
     const wanted = limit * CANDIDATES_PER_ROW;
     const perKey = this.#table.advisoryLimit;
     const held = perKey === 1 ? [...keys] : fullKeys(keys, perKey);
-    const values = { ...this.#key.literals, group, now, held: JSON.stringify(held) };
+    const values = { ...this.#key.literals, group: this.#context.group, now, held: JSON.stringify(held) };
     const firstPerKey = (window: number): { rows: number; picked: { rid: unknown; rkey: string }[] } => {
       const rows = this.#candidatesFor(window).all(values) as { rid: unknown; rkey: unknown }[];
       const picked = firstRowsPerKey(rows, perKey, wanted, candidateKey, (row, rkey) => ({

@@ -73,15 +73,9 @@ export class SqliteControlStore implements ControlStore {
   }
 
   async takeRate(table: string, scope: string, take: RateTake): Promise<number> {
+    const { window, want, limit, intervalMs: interval } = take;
     const row = await this.#run(table, "rate take", () =>
-      this.#ready().take.get({
-        table,
-        scope,
-        window: take.window,
-        want: take.want,
-        limit: take.limit,
-        interval: take.intervalMs,
-      }),
+      this.#ready().take.get({ table, scope, window, want, limit, interval }),
     );
     return Number((row as { rate_granted?: unknown } | undefined)?.rate_granted ?? 0);
   }
