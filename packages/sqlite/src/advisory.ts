@@ -1,30 +1,12 @@
 /**
- * The advisory lock form on SQLite, with keys kept in the process per database file (see
- * `keys.ts`). A claim, in one transaction of the table's mode (a claim of one row in the
- * default IMMEDIATE mode: its statements alone, the take being the one write), selects for each
- * rendered key not held in the process its first claimable row (keys rendered in SQL: literals
- * as parameters, columns cast to text, NULL as the empty string), takes each row while it is
- * still claimable (`attempt = attempt + 1`, read back), and holds the keys of the rows it took
- * (all in one synchronous call: no other code of the process runs between a take and its key).
- * A settlement runs by id and then drops the key; a release drops the key. An ack may travel
- * with the next claim (`claimWithAcks`): one transaction for both, the acked keys free inside it.
- *
- * Settling and unlocking are one step: the settlement statement commits on its own (autocommit)
- * inside one synchronous call, and the key is dropped right after it returns, before any other
- * code of the process runs. The key lives in this process only (no other process may run
- * advisory subscriptions on the file, see below), so no claim can see the key free before the
- * settlement is committed, and a claim that runs after finds the row settled (deleted or marked
- * processed): there is no unlock round trip to merge and no window to close.
- *
- * Keys are kept in the process, so one process at a time may run advisory lock subscriptions
- * on a database file: the first takes ownership of the file's advisory form (`advisory-owner.ts`,
- * an operating-system file lock dropped when the process ends), and a second process is refused
- * at subscribe with `UnsupportedFormError`, naming the lease form. A settlement that finds its
- * row gone or finished changes nothing and fails with `LeaseLostError`.
- *
- * With a per-key limit n above 1 (`advisoryLock: { key, limit }`), a claim takes up to n rows of a
- * key, each under a slot key (`key#1` … `key#n`) free in the process and with its own row key
- * (`key#row:<id>`) free too; the token holds both, dropped together.
+ * The advisory lock form on SQLite, with keys kept in the process per database file (`keys.ts`)
+ * and the file's advisory form owned by one process (`advisory-owner.ts`). A claim, in one
+ * transaction of the table's mode, reads for each key not held in the process its first
+ * claimable rows, takes each row while it is still claimable, and holds the keys of the rows it
+ * took, all in one synchronous call: no other code of the process runs between a take and its
+ * key. A settlement commits on its own and then drops the key in the same synchronous call, so
+ * no claim sees the key free before the settlement committed: there is no unlock to merge. With
+ * a per-key limit n above 1, a row is held under a free slot key and its own row key together.
  *
  * @module
  */
@@ -39,16 +21,17 @@ import {
   type ClaimedRow,
   type ClaimedWithAcks,
   type ClaimRequest,
+  decodeClaimedRow,
   firstRowsPerKey,
   freeAdvisorySlots,
   type HeldKeyRow,
   KeyCounts,
+  type RawClaimedRow,
   type Settlement,
   type TransactionWork,
 } from "@rowclaim/core/driver";
 import { type AdvisoryOwnership, ownAdvisoryForm } from "./advisory-owner.js";
-import { retryBusy } from "./busy-retry.js";
-import { claimedRowOf, toEpochMs } from "./claimed-row.js";
+import { retryBusyAs } from "./busy-retry.js";
 import type { SqliteStatement } from "./database.js";
 import { HeldKey, heldKeys } from "./keys.js";
 import type { ClaimerContext } from "./lease.js";
@@ -68,23 +51,17 @@ import { sqliteTransaction } from "./transactional.js";
 /** How many candidates a claim reads per row it may take, so that a vanished row can be passed over. */
 const CANDIDATES_PER_ROW = 2;
 
-/**
- * How many claimable rows with free keys a claim looks at when the first look (`limit` ×
- * {@link CANDIDATES_PER_ROW} rows) found too few distinct keys, at least: rows sharing a key count once.
- */
+/** The least number of rows a claim's second look reads, when the first (`limit` × {@link CANDIDATES_PER_ROW} rows) found too few keys. */
 const CANDIDATE_WINDOW = 64;
 
 /** A row a claim took, and its key (not held yet): with a limit above 1, its slot's key and its own. */
 interface TakenRow {
-  readonly row: Record<string, unknown>;
+  readonly row: RawClaimedRow;
   readonly key: string;
-  readonly rowKey?: string;
+  readonly rowKey: string | undefined;
 }
 
-/**
- * The rendered keys whose every slot (`key#1` … `key#n`) is in `keys`: what a claim of a table
- * with a limit n above 1 passes over before it cuts its window.
- */
+/** The rendered keys whose every slot (`key#1` … `key#n`) is in `keys`: passed over by a claim with a limit n above 1. */
 function fullKeys(keys: ReadonlySet<string>, limit: number): string[] {
   const counts = new KeyCounts();
   for (const held of keys) {
@@ -110,19 +87,17 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
   readonly form = "advisory";
   readonly #table: TableDefinition;
   readonly #context: ClaimerContext;
-  readonly #literals: Readonly<Record<string, string>>;
   readonly #candidatesSql: string;
   readonly #candidatesByWindow = new Map<number, SqliteStatement>();
   readonly #columns: QuotedColumns;
-  readonly #keySql: string;
+  readonly #key: ReturnType<typeof advisoryKeySql>;
   readonly #take: SqliteStatement;
   readonly #takeCounts: boolean;
   readonly #settlements: SettlementStatements;
   readonly #ownership: AdvisoryOwnership;
 
   /**
-   * Checks the table (every described column, the dead-letter table) and prepares every
-   * statement.
+   * Checks the table (and its dead-letter table) and prepares every statement.
    *
    * @throws {SchemaError} a table or column is missing.
    * @throws {ServerTooOldError} SQLite is older than 3.35.
@@ -130,13 +105,11 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
    */
   constructor(table: TableDefinition, context: ClaimerContext) {
     const columns = quoteColumns(table);
-    const key = advisoryKeySql(table);
     this.#table = table;
     this.#context = context;
-    this.#literals = key.literals;
     this.#columns = columns;
-    this.#keySql = key.sql;
-    this.#candidatesSql = advisoryCandidatesSql(columns, key.sql);
+    this.#key = advisoryKeySql(table);
+    this.#candidatesSql = advisoryCandidatesSql(columns, this.#key.sql);
     const takeSql = advisoryTakeSql(columns);
     this.#takeCounts = columns.attempt !== undefined;
     checkSchema(context.db, table, { name: table.name, role: "table" }, table.allColumns, [
@@ -158,128 +131,93 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
   }
 
   async claim(request: ClaimRequest): Promise<readonly Claimed<HeldKey>[]> {
-    const { db, group, mode, busy } = this.#context;
+    const { db, mode, busy } = this.#context;
     const limit = Math.max(1, Math.floor(request.limit));
-    const now = toEpochMs(request.now);
     const keys = heldKeys(db);
-    try {
-      return await retryBusy(db, busy, () =>
-        // One row in the default (IMMEDIATE) mode: no BEGIN and COMMIT around the claim. The
-        // take is one UPDATE, which takes the write lock as it starts (the IMMEDIATE
-        // transaction the mode asks for) and checks the row is still claimable, so the
-        // candidate read before it needs no transaction; a take that finds its row gone
-        // changes nothing. Several rows share one transaction: one commit for the batch. The
-        // keys are held in the same synchronous call (see `#hold`).
-        this.#hold(
-          keys,
-          mode === "immediate" && limit === 1
-            ? this.#takeRows(keys, noKeys, group, now, limit)
-            : inTransaction(db, mode, () => this.#takeRows(keys, noKeys, group, now, limit)),
-        ),
-      );
-    } catch (error) {
-      throw normalizeError(error, {
-        table: this.#table.name,
-        operation: "the advisory claim",
-        statement: this.#candidatesSql,
-      });
-    }
+    const context = {
+      table: this.#table.name,
+      operation: "the advisory claim",
+      statement: this.#candidatesSql,
+    };
+    // One row in IMMEDIATE mode needs no BEGIN: the take is the one write, and it checks the row
+    // is still claimable. Several rows share one transaction and one commit.
+    return retryBusyAs(db, busy, context, () =>
+      this.#hold(
+        keys,
+        mode === "immediate" && limit === 1
+          ? this.#takeRows(keys, noKeys, limit, request.now)
+          : inTransaction(db, mode, () => this.#takeRows(keys, noKeys, limit, request.now)),
+      ),
+    );
   }
 
   /**
-   * An ack sent with the next claim: the acks' settlements (each only while its row is still
-   * unfinished), then the claim, in one transaction (IMMEDIATE, or the table's EXCLUSIVE mode)
-   * and one commit: under `synchronous = FULL`, one disk sync instead of two. The acks' keys
-   * count as free for the claim (their rows are settled in the same transaction, so a key's
-   * next row may be taken at once), and are dropped once it committed, before the claimed rows'
-   * keys are held: all in one synchronous call, so no other code of the process sees a key
-   * between the two. On any failure the transaction rolls back and every ack's key stays held.
+   * An ack sent with the next claim, in one transaction (IMMEDIATE, or the table's EXCLUSIVE
+   * mode) and one commit. The acks' keys count as free for the claim, and are dropped once it
+   * committed, before the claimed rows' keys are held, in one synchronous call. On any failure
+   * the transaction rolls back and every ack's key stays held.
    */
   async claimWithAcks(
     { rows: acks, settlement }: Acks<HeldKeyRow<HeldKey>>,
     request: ClaimRequest,
   ): Promise<ClaimedWithAcks<HeldKey>> {
-    const { db, group, mode, busy } = this.#context;
+    const { db, mode, busy } = this.#context;
     const limit = Math.max(1, Math.floor(request.limit));
-    const now = toEpochMs(request.now);
     const keys = heldKeys(db);
     const freed = new Set(
       acks.flatMap(({ token }) => (token.rowKey === undefined ? [token.key] : [token.key, token.rowKey])),
     );
     const held = acks.map(({ row }) => ({ id: row.id, token: undefined }));
-    try {
-      return await retryBusy(db, busy, () => {
-        const result = inTransaction(db, mode === "exclusive" ? "exclusive" : "immediate", () => ({
-          settled: this.#settlements.ackEachWithin(held, settlement),
-          taken: this.#takeRows(keys, freed, group, now, limit),
-        }));
-        // Committed: the acked keys go and the taken rows' keys are held, before anything else runs.
-        for (const { token } of acks) token.drop();
-        return { settled: result.settled, claimed: this.#hold(keys, result.taken) };
-      });
-    } catch (error) {
-      throw normalizeError(error, {
-        table: this.#table.name,
-        operation: `the ${settlement.kind} settlement of ${acks.length} row(s) with the next advisory claim`,
-        statement: this.#candidatesSql,
-      });
-    }
+    const context = {
+      table: this.#table.name,
+      operation: `the ${settlement.kind} settlement of ${acks.length} row(s) with the next advisory claim`,
+      statement: this.#candidatesSql,
+    };
+    return retryBusyAs(db, busy, context, () => {
+      const result = inTransaction(db, mode === "exclusive" ? "exclusive" : "immediate", () => ({
+        settled: this.#settlements.ackEachWithin(held, settlement),
+        taken: this.#takeRows(keys, freed, limit, request.now),
+      }));
+      for (const { token } of acks) token.drop();
+      return { settled: result.settled, claimed: this.#hold(keys, result.taken) };
+    });
   }
 
   /**
-   * Holds the key of each taken row. Called in the synchronous call that took the rows, right
-   * after their transaction ended: a take counts the attempt but leaves the row claimable, so
-   * only its key, held before any other code of the process runs (another claim of this
-   * subscription, or of another broker on the same file), keeps the row from being taken twice.
+   * Holds the key of each taken row, in the synchronous call that took the rows: a take leaves
+   * the row claimable, so only its key keeps it from being taken twice.
    */
   #hold(keys: Set<string>, taken: readonly TakenRow[]): Claimed<HeldKey>[] {
     return taken.map(({ row, key, rowKey }) => ({
-      row: claimedRowOf(this.#table, row, this.#takeCounts),
+      row: decodeClaimedRow(this.#table, row, this.#takeCounts),
       token: new HeldKey(keys, key, rowKey),
     }));
   }
 
   /**
    * Takes up to `limit` rows, each the first claimable row of a key free in the process (not in
-   * `keys`, unless in `freed`) and not taken before in this call. Holds no key: the caller holds
-   * them with `#hold` once its transaction committed, in the same synchronous call.
+   * `keys`, unless in `freed`) and not taken before in this call; with a limit above 1, under a
+   * free slot of its key and with its own row key free. Holds no key (see `#hold`).
    */
-  #takeRows(
-    keys: ReadonlySet<string>,
-    freed: ReadonlySet<string>,
-    group: string | null,
-    now: number,
-    limit: number,
-  ): TakenRow[] {
+  #takeRows(keys: ReadonlySet<string>, freed: ReadonlySet<string>, limit: number, at: Date): TakenRow[] {
+    const { group } = this.#context;
+    const now = at.getTime();
     const busyKeys = freed.size === 0 ? keys : new Set([...keys].filter((key) => !freed.has(key)));
     const taking = new Set<string>();
     const taken: TakenRow[] = [];
     const perKey = this.#table.advisoryLimit;
-    if (perKey > 1) {
-      // A limit above 1: each row under a free slot of its key, and its own key free too.
-      const busy = (key: string): boolean => busyKeys.has(key) || taking.has(key);
-      for (const candidate of this.#candidateRows(busyKeys, group, now, limit)) {
-        if (taken.length >= limit) break;
-        const key = String(candidate.rkey ?? "");
-        const rowKey = advisoryRowKey(key, String(candidate.rid));
-        const slot = freeAdvisorySlots(key, perKey, busy)[0];
-        if (slot === undefined || busy(rowKey)) continue;
-        const row = this.#take.get({ id: candidate.rid, group, now }) as Record<string, unknown> | undefined;
-        if (row === undefined) continue;
-        taking.add(slot);
-        taking.add(rowKey);
-        taken.push({ row, key: slot, rowKey });
-      }
-      return taken;
-    }
-    for (const candidate of this.#candidateRows(busyKeys, group, now, limit)) {
+    const busy = (key: string): boolean => busyKeys.has(key) || taking.has(key);
+    for (const candidate of this.#candidateRows(busyKeys, now, limit)) {
       if (taken.length >= limit) break;
-      const key = String(candidate.rkey ?? "");
-      if (busyKeys.has(key) || taking.has(key)) continue;
-      const row = this.#take.get({ id: candidate.rid, group, now }) as Record<string, unknown> | undefined;
+      const key = candidate.rkey;
+      const rowKey = perKey > 1 ? advisoryRowKey(key, String(candidate.rid)) : undefined;
+      const slot = perKey > 1 ? freeAdvisorySlots(key, perKey, busy)[0] : busy(key) ? undefined : key;
+      if (slot === undefined || (rowKey !== undefined && busy(rowKey))) continue;
+      const row = this.#take.get({ id: candidate.rid, group, now }) as RawClaimedRow | undefined;
       if (row === undefined) continue;
-      taking.add(key);
-      taken.push({ row, key });
+      taking.add(slot);
+      if (rowKey !== undefined) taking.add(rowKey);
+      taken.push({ row, key: slot, rowKey });
     }
     return taken;
   }
@@ -289,17 +227,11 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
    * claim order: first from a window of that many rows; when that window was full and held
    * fewer than `limit` keys, from a wider one ({@link CANDIDATE_WINDOW}, or 8 × as many).
    */
-  #candidateRows(
-    keys: ReadonlySet<string>,
-    group: string | null,
-    now: number,
-    limit: number,
-  ): { rid: unknown; rkey: string }[] {
+  #candidateRows(keys: ReadonlySet<string>, now: number, limit: number): { rid: unknown; rkey: string }[] {
     const wanted = limit * CANDIDATES_PER_ROW;
     const perKey = this.#table.advisoryLimit;
     const held = perKey === 1 ? [...keys] : fullKeys(keys, perKey);
-    const values = { ...this.#literals, group, now, held: JSON.stringify(held) };
-    // The first row of each key (a limit n above 1: its first n rows, one per slot).
+    const values = { ...this.#key.literals, group: this.#context.group, now, held: JSON.stringify(held) };
     const firstPerKey = (window: number): { rows: number; picked: { rid: unknown; rkey: string }[] } => {
       const rows = this.#candidatesFor(window).all(values) as { rid: unknown; rkey: unknown }[];
       const picked = firstRowsPerKey(rows, perKey, wanted, candidateKey, (row, rkey) => ({
@@ -317,42 +249,35 @@ export class SqliteAdvisoryClaimer implements AdvisoryClaimer<HeldKey> {
   #candidatesFor(window: number): SqliteStatement {
     let statement = this.#candidatesByWindow.get(window);
     if (statement === undefined) {
-      statement = this.#context.db.prepare(advisoryCandidatesSql(this.#columns, this.#keySql, window));
+      statement = this.#context.db.prepare(advisoryCandidatesSql(this.#columns, this.#key.sql, window));
       this.#candidatesByWindow.set(window, statement);
     }
     return statement;
   }
 
   /**
-   * Settles and unlocks in one step: runs the settlement (its own autocommit transaction; busy
-   * contention retried while the key stays held), then drops the key. The key is dropped only
-   * after the settlement committed (or failed), synchronously after it returns, so a claim of
-   * this process (the only one on the file that uses keys) never finds the key free while the
-   * row still looks unsettled.
+   * Runs the settlement (busy contention retried while the key stays held), then drops the key.
    *
    * @throws {LeaseLostError} the row was gone or finished; nothing changed (the key is dropped).
    */
   async settle(token: HeldKey, row: ClaimedRow, settlement: Settlement): Promise<void> {
     const { db, busy } = this.#context;
+    const context = {
+      table: this.#table.name,
+      operation: `the ${settlement.kind} settlement of row ${String(row.id)}`,
+    };
     let changed: number;
     try {
-      changed = await retryBusy(db, busy, () => this.#settlements.apply(row.id, undefined, settlement));
-    } catch (error) {
-      throw normalizeError(error, {
-        table: this.#table.name,
-        operation: `the ${settlement.kind} settlement of row ${String(row.id)}`,
-      });
+      changed = await retryBusyAs(db, busy, context, () =>
+        this.#settlements.apply(row.id, undefined, settlement),
+      );
     } finally {
       token.drop();
     }
     if (changed === 0) throw advisoryRowGone(this.#table.name, row.id, token.key, settlement.kind);
   }
 
-  /**
-   * Transactional handlers: the synchronous body and the settlement in one IMMEDIATE
-   * transaction, the key held until it ends (`src/transactional.ts`). A body that fails keeps the
-   * key (the delivery settles later); anything else drops it.
-   */
+  /** Transactional handlers (`transactional.ts`): a body that fails keeps the key (the delivery settles later); anything else drops it. */
   async transaction(token: HeldKey, row: ClaimedRow, work: TransactionWork): Promise<void> {
     const { db, busy } = this.#context;
     let keep = false;

@@ -1,12 +1,10 @@
 /**
- * Retrying through SQLite lock contention. better-sqlite3 waits up to the connection's busy
- * timeout inside a statement (blocking the event loop), so the driver keeps that timeout short
- * and retries a statement or transaction that still meets `SQLITE_BUSY` / `SQLITE_LOCKED` a
- * bounded number of times, waiting a little longer (asynchronously) before each try.
+ * Retrying through SQLite lock contention. better-sqlite3 waits up to the busy timeout inside a
+ * statement, blocking the event loop, so that timeout is short and the driver retries what still
+ * meets `SQLITE_BUSY` / `SQLITE_LOCKED` a bounded number of times, waiting asynchronously.
  *
  * @module
  */
-
 import type { ErrorContext } from "@rowclaim/core/driver";
 import type { SqliteDatabase } from "./database.js";
 import { isBusyError, normalizeError } from "./normalize-error.js";
@@ -33,12 +31,8 @@ export function busyRetryPolicy(options: BusyRetryOptions = {}): BusyRetryPolicy
   };
 }
 
-/**
- * Thrown (and retried like `SQLITE_BUSY`) when the connection is inside a transaction that the
- * driver did not open: the user's own transaction on a shared `Database`. The driver waits for
- * it to end rather than run a claim or settlement inside it.
- */
-export class ForeignTransactionError extends Error {
+/** Thrown, and retried as contention, while the user's own transaction is open on a shared `Database`. */
+class ForeignTransactionError extends Error {
   /** Always `"SQLITE_BUSY"`, so that it is retried as contention. */
   readonly code = "SQLITE_BUSY";
   constructor() {
@@ -50,13 +44,11 @@ export class ForeignTransactionError extends Error {
 }
 
 /**
- * Runs `operation` (synchronous work on `db`), retrying on lock contention. The first try runs
- * at once, inside the call; later tries after a growing wait. `operation` must leave no
- * transaction open when it throws. A transaction that is open on `db` before a try counts as
- * contention too (see {@link ForeignTransactionError}) unless `foreignTransaction` is `"join"`,
- * which runs `operation` inside it (a publish on the user's own connection).
+ * Runs `operation` (synchronous work on `db`, leaving no transaction open when it throws) at
+ * once, and again after a growing wait while it meets contention. A transaction open on `db`
+ * before a try is contention too, unless `foreignTransaction` is `"join"`: then `operation` runs
+ * inside it (a publish on the user's own connection).
  *
- * @returns what `operation` returned.
  * @throws the last contention error once every try met contention, or any other error at once.
  */
 export function retryBusy<T>(
@@ -77,7 +69,7 @@ export function retryBusy<T>(
   return (async () => {
     let delay = policy.initialDelayMs;
     for (let tried = 1; ; tried += 1) {
-      await sleep(delay * (0.5 + Math.random()));
+      await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random())));
       delay = Math.min(policy.maxDelayMs, Math.max(1, delay * 2));
       try {
         return attempt();
@@ -101,8 +93,4 @@ export async function retryBusyAs<T>(
   } catch (error) {
     throw normalizeError(error, context);
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,20 +1,9 @@
 /**
- * Turning rows read from SQLite into the broker's {@link ClaimedRow}s, and claim order in
- * JavaScript (SQLite's `UPDATE … RETURNING` returns rows in no particular order).
+ * Claim order in JavaScript, for the rows SQLite's `UPDATE … RETURNING` returns in no order.
  *
  * @module
  */
 import type { TableDefinition } from "@rowclaim/core";
-import { type ClaimedRow, decodeClaimedRow, type RawClaimedRow } from "@rowclaim/core/driver";
-
-/**
- * Decodes one row as better-sqlite3 read it (every described column, by name) into a
- * {@link ClaimedRow}; core's `decodeClaimedRow` holds the rules, attempt accounting included.
- * SQLite's quirks are already undone: JSON is stored as `TEXT`, times as INTEGER milliseconds.
- */
-export function claimedRowOf(table: TableDefinition, raw: unknown, attemptCounted: boolean): ClaimedRow {
-  return decodeClaimedRow(table, raw as RawClaimedRow, attemptCounted);
-}
 
 /** SQLite's order between storage classes: NULL, then numbers, then text, then blobs. */
 function storageRank(value: unknown): number {
@@ -25,7 +14,7 @@ function storageRank(value: unknown): number {
 }
 
 /** Compares two column values the way SQLite's ascending `ORDER BY` does (NULLs first). */
-export function compareSqliteValues(a: unknown, b: unknown): number {
+function compareSqliteValues(a: unknown, b: unknown): number {
   const rank = storageRank(a) - storageRank(b);
   if (rank !== 0) return rank;
   if (typeof a === "number" || typeof a === "bigint") {
@@ -50,9 +39,4 @@ export function sortClaimOrder<R extends Record<string, unknown>>(table: TableDe
     }
     return 0;
   });
-}
-
-/** A time as the driver stores it: INTEGER milliseconds since the Unix epoch. */
-export function toEpochMs(time: Date): number {
-  return time.getTime();
 }

@@ -1,9 +1,7 @@
 /**
- * The SQL of the SQLite driver's control table (`rowclaim_controls`, see `@rowclaim/core`'s
- * `controls.ts`): its `CREATE TABLE`, the read of one table's rows, the pause upsert, and the
- * rate take, one `INSERT … ON CONFLICT DO UPDATE … RETURNING` (one statement holds the
- * database's write lock, so no two takes count past the limit, in any process on the file).
- * Values always travel as parameters; the one identifier is quoted.
+ * The SQL of the SQLite driver's control table (`rowclaim_controls`): its `CREATE TABLE`, the
+ * read of one table's rows, the pause upsert, and the rate take, one `INSERT … ON CONFLICT DO
+ * UPDATE … RETURNING` (it holds the write lock, so no two takes count past the limit).
  *
  * @module
  */

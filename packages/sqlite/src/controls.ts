@@ -1,8 +1,7 @@
 /**
- * The SQLite driver's control store (`ControlStore` of `@rowclaim/core`): pauses and rate
- * counters in `rowclaim_controls` (`src/controls-sql.ts`), on the driver's connection, each call
- * one statement retried on lock contention like every other. No watch: subscriptions, in this
- * process and in others on the file, read the pauses every poll interval.
+ * The SQLite driver's control store (core's `ControlStore`): pauses and rate counters in
+ * `rowclaim_controls`, each call one statement on the driver's connection. No watch:
+ * subscriptions read the pauses every poll interval.
  *
  * @module
  */
@@ -74,15 +73,9 @@ export class SqliteControlStore implements ControlStore {
   }
 
   async takeRate(table: string, scope: string, take: RateTake): Promise<number> {
+    const { window, want, limit, intervalMs: interval } = take;
     const row = await this.#run(table, "rate take", () =>
-      this.#ready().take.get({
-        table,
-        scope,
-        window: take.window,
-        want: take.want,
-        limit: take.limit,
-        interval: take.intervalMs,
-      }),
+      this.#ready().take.get({ table, scope, window, want, limit, interval }),
     );
     return Number((row as { rate_granted?: unknown } | undefined)?.rate_granted ?? 0);
   }

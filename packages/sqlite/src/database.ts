@@ -1,7 +1,6 @@
 /**
- * The small structural view of a better-sqlite3 `Database` the driver needs. The driver is typed
- * through it rather than through better-sqlite3's own types, so that any object of that shape
- * (a `Database` from better-sqlite3 12, or a compatible one) can be handed in.
+ * The small structural view of a better-sqlite3 `Database` the driver is typed through, so that
+ * any object of that shape (better-sqlite3 12's, or a compatible one) can be handed in.
  *
  * @module
  */

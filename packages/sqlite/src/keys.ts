@@ -1,12 +1,9 @@
 /**
  * Advisory keys on SQLite, kept in the process: SQLite has no advisory locks, so the driver
- * keeps the set of keys in work per database file, in a registry shared by every copy of this
- * package loaded in the process. The registry is keyed by the database file's real path; a
- * private database (`:memory:` or a temporary one) by its connection object. Each connection
- * remembers its file's set, so the path is resolved once per connection.
- *
- * Two processes on one database file do not see each other's keys: rows whose keys match may
- * then run at the same time, and a row may be delivered twice.
+ * keeps the set of keys in work per database file, in a registry on `globalThis` shared by every
+ * copy of this package loaded in the process, keyed by the file's real path (a private database
+ * by its connection). Two processes on one file do not see each other's keys (`advisory-owner.ts`
+ * refuses the second).
  *
  * @module
  */
@@ -15,21 +12,17 @@ import { resolve } from "node:path";
 import type { AdvisoryToken } from "@rowclaim/core/driver";
 import type { SqliteDatabase } from "./database.js";
 
-interface KeyRegistry {
-  readonly byFile: Map<string, Set<string>>;
-  readonly byDatabase: WeakMap<object, Set<string>>;
-}
-
-const registrySymbol = Symbol.for("rowclaim.sqlite.advisoryKeys");
-
-function registry(): KeyRegistry {
-  const holder = globalThis as { [registrySymbol]?: KeyRegistry };
-  holder[registrySymbol] ??= { byFile: new Map(), byDatabase: new WeakMap() };
-  return holder[registrySymbol];
+/** The process-wide registry named `rowclaim.sqlite.<name>`, made by `make` on first use. */
+export function processRegistry<T>(name: string, make: () => T): T {
+  const holder = globalThis as { [key: symbol]: T | undefined };
+  const symbol = Symbol.for(`rowclaim.sqlite.${name}`);
+  const registry = holder[symbol] ?? make();
+  holder[symbol] = registry;
+  return registry;
 }
 
 /** Whether `db` is private to its connection (in memory, or a temporary file). */
-function isPrivate(db: SqliteDatabase): boolean {
+export function isPrivate(db: SqliteDatabase): boolean {
   return db.memory || db.name === "" || db.name === ":memory:";
 }
 
@@ -45,21 +38,20 @@ export function databaseFileKey(filename: string): string {
 
 /**
  * The keys in work on `db`'s database file, in this process. The file's real path is resolved
- * once per connection (a file system call per claim cost about 14 µs a job), and the connection
- * keeps its file's set from then on: a connection stays on the file it opened.
+ * once per connection (a file system call per claim cost about 14 µs a job).
  */
 export function heldKeys(db: SqliteDatabase): Set<string> {
-  const { byFile, byDatabase } = registry();
+  const { byFile, byDatabase } = processRegistry("advisoryKeys", () => ({
+    byFile: new Map<string, Set<string>>(),
+    byDatabase: new WeakMap<object, Set<string>>(),
+  }));
   let keys = byDatabase.get(db);
   if (keys !== undefined) return keys;
   if (isPrivate(db)) keys = new Set();
   else {
     const file = databaseFileKey(db.name);
-    keys = byFile.get(file);
-    if (keys === undefined) {
-      keys = new Set();
-      byFile.set(file, keys);
-    }
+    keys = byFile.get(file) ?? new Set();
+    byFile.set(file, keys);
   }
   byDatabase.set(db, keys);
   return keys;

@@ -1,12 +1,9 @@
 /**
- * The lease form on SQLite. A claim is one `UPDATE … SET lockedUntil = @expiry, attempt =
- * attempt + 1 WHERE id IN (… claimable … ORDER BY … LIMIT @limit) RETURNING …` in a transaction
- * of the table's mode (IMMEDIATE unless the table says otherwise: the statement alone, which
- * takes the write lock as it starts; other modes in BEGIN … COMMIT); the rows come back
- * in no order and are sorted into claim order here. Extensions and settlements apply only where
- * the row still holds the delivery's token (`lockedUntil = @token`); a settlement that finds
- * none fails with `LEASE_LOST` and changes nothing. A FIFO claim takes the head of its group
- * only, and nothing while a row of the group is in work: SQLite's single writer is the guard.
+ * The lease form on SQLite. A claim is one `UPDATE … RETURNING` (IMMEDIATE mode: the statement
+ * alone, which takes the write lock as it starts; other modes in BEGIN … COMMIT), its rows sorted
+ * into claim order here. Extensions and settlements apply only where the row still holds the
+ * delivery's token (`lockedUntil = @token`). A FIFO claim needs no guard: SQLite's single writer
+ * is one.
  *
  * @module
  */
@@ -19,15 +16,16 @@ import type {
   LeaseClaimer,
   LeaseClaimRequest,
   LeaseToken,
+  RawClaimedRow,
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
-import { leaseLostOnSettle } from "@rowclaim/core/driver";
-import { type BusyRetryPolicy, retryBusy } from "./busy-retry.js";
-import { claimedRowOf, sortClaimOrder, toEpochMs } from "./claimed-row.js";
+import { decodeClaimedRow, leaseLostOnSettle } from "@rowclaim/core/driver";
+import { type BusyRetryPolicy, retryBusy, retryBusyAs } from "./busy-retry.js";
+import { sortClaimOrder } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 import { normalizeError } from "./normalize-error.js";
-import { checkSchema, type NamedStatement } from "./schema-check.js";
+import { checkSchema } from "./schema-check.js";
 import { SettlementStatements } from "./settle.js";
 import { fifoLeaseClaimSql, leaseClaimSql, leaseExtendSql, type QuotedColumns, quoteColumns } from "./sql.js";
 import { inTransaction } from "./transaction.js";
@@ -41,16 +39,10 @@ export interface ClaimerContext {
   readonly busy: BusyRetryPolicy;
 }
 
-/**
- * Runs a claim statement: `get` where it can take one row (no array for the common claim of a
- * single row; SQLite makes every change of an `UPDATE … RETURNING` at its first step), else `all`.
- */
-function claimRows(
-  claim: SqliteStatement,
-  parameters: { readonly limit: number },
-): Record<string, unknown>[] {
-  if (parameters.limit !== 1) return claim.all(parameters) as Record<string, unknown>[];
-  const row = claim.get(parameters) as Record<string, unknown> | undefined;
+/** Runs a claim statement: `get` for one row (SQLite makes every change of an `UPDATE … RETURNING` at its first step), else `all`. */
+function claimRows(claim: SqliteStatement, parameters: { readonly limit: number }): RawClaimedRow[] {
+  if (parameters.limit !== 1) return claim.all(parameters) as RawClaimedRow[];
+  const row = claim.get(parameters) as RawClaimedRow | undefined;
   return row === undefined ? [] : [row];
 }
 
@@ -68,8 +60,7 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
   readonly #settlements: SettlementStatements;
 
   /**
-   * Checks the table (every described column, the dead-letter table) and prepares every
-   * statement.
+   * Checks the table (and its dead-letter table) and prepares every statement.
    *
    * @throws {SchemaError} a table or column is missing.
    * @throws {ServerTooOldError} SQLite is older than 3.35.
@@ -79,18 +70,17 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
     const leased = columns as QuotedColumns & { lockedUntil: string };
     this.#table = table;
     this.#context = context;
-    this.#leased = table.fifo && columns.group !== undefined ? undefined : leased;
-    this.#claimSql =
-      table.fifo && columns.group !== undefined
-        ? fifoLeaseClaimSql(leased as typeof leased & { group: string })
-        : leaseClaimSql(leased);
+    const fifo = table.fifo && columns.group !== undefined;
+    this.#leased = fifo ? undefined : leased;
+    this.#claimSql = fifo
+      ? fifoLeaseClaimSql(leased as typeof leased & { group: string })
+      : leaseClaimSql(leased);
     const extendSql = leaseExtendSql(leased);
-    const statements: NamedStatement[] = [
+    checkSchema(context.db, table, { name: table.name, role: "table" }, table.allColumns, [
       { name: "the lease claim (UPDATE … RETURNING)", sql: this.#claimSql },
       { name: "the lease extension", sql: extendSql },
       ...SettlementStatements.named(columns, true),
-    ];
-    checkSchema(context.db, table, { name: table.name, role: "table" }, table.allColumns, statements);
+    ]);
     try {
       this.#claim = context.db.prepare(this.#claimSql);
       this.#extend = context.db.prepare(extendSql);
@@ -107,11 +97,9 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
   async claim(request: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[]> {
     const { db, mode, busy } = this.#context;
     const parameters = this.#claimParameters(request);
-    let rows: Record<string, unknown>[];
+    let rows: RawClaimedRow[];
     try {
       const claim = this.#claimFor(parameters.limit);
-      // An UPDATE takes the write lock as it starts, so alone it is already the IMMEDIATE
-      // transaction the default mode asks for: no BEGIN and COMMIT around it.
       rows = await retryBusy(db, busy, () =>
         mode === "immediate"
           ? claimRows(claim, parameters)
@@ -127,21 +115,14 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
     return this.#claimed(rows, parameters.expiry);
   }
 
-  /**
-   * Acks sent with the next claim: the acks' statements (as {@link SqliteLeaseClaimer.settleMany},
-   * each row fenced by its own token) and then the claim statement, in one transaction (IMMEDIATE,
-   * or the table's EXCLUSIVE mode) and one commit: under `synchronous = FULL`, one disk sync for
-   * both instead of two. better-sqlite3 runs it synchronously, so nothing else of the process
-   * runs inside it. A row of `held` is settled before the claim runs, so the claim never takes
-   * it. On any failure the transaction rolls back: nothing settled, nothing claimed.
-   */
+  /** Acks sent with the next claim: their settlements, then the claim, in one transaction (IMMEDIATE, or the table's EXCLUSIVE mode). */
   async claimWithAcks(
     { rows: held, settlement }: Acks<HeldLease>,
     request: LeaseClaimRequest,
   ): Promise<ClaimedWithAcks<LeaseToken>> {
     const { db, mode, busy } = this.#context;
     const parameters = this.#claimParameters(request);
-    let result: { settled: boolean[]; rows: Record<string, unknown>[] };
+    let result: { settled: boolean[]; rows: RawClaimedRow[] };
     try {
       const claim = this.#claimFor(parameters.limit);
       result = await retryBusy(db, busy, () =>
@@ -161,28 +142,20 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
   }
 
   /** A claim statement's parameters. */
-  #claimParameters(request: LeaseClaimRequest): {
-    group: string | null;
-    now: number;
-    expiry: number;
-    limit: number;
-  } {
+  #claimParameters(request: LeaseClaimRequest) {
     return {
       group: this.#context.group,
-      now: toEpochMs(request.now),
-      expiry: toEpochMs(request.expiry),
+      now: request.now.getTime(),
+      expiry: request.expiry.getTime(),
       limit: Math.max(1, Math.floor(request.limit)),
     };
   }
 
   /** The claimed rows in claim order, each with the claim's token. */
-  #claimed(rows: Record<string, unknown>[], expiry: number): Claimed<LeaseToken>[] {
+  #claimed(rows: RawClaimedRow[], expiry: number): Claimed<LeaseToken>[] {
     const token: LeaseToken = { form: "lease", expiry: new Date(expiry) };
     if (rows.length > 1) sortClaimOrder(this.#table, rows);
-    return rows.map((row) => ({
-      row: claimedRowOf(this.#table, row, true),
-      token,
-    }));
+    return rows.map((row) => ({ row: decodeClaimedRow(this.#table, row, true), token }));
   }
 
   /** The claim statement for `limit` rows: its limit written in (prepared once per limit), FIFO's own. */
@@ -199,66 +172,48 @@ export class SqliteLeaseClaimer implements LeaseClaimer {
   async extend(held: readonly HeldLease[], expiry: Date): Promise<readonly (LeaseToken | null)[]> {
     if (held.length === 0) return [];
     const { db, busy } = this.#context;
-    const next: LeaseToken = { form: "lease", expiry: new Date(toEpochMs(expiry)) };
-    try {
-      return await retryBusy(db, busy, () =>
-        inTransaction(db, "immediate", () =>
-          held.map(({ id, token }) =>
-            this.#extend.run({ id, token: toEpochMs(token.expiry), expiry: toEpochMs(expiry) }).changes > 0
-              ? next
-              : null,
-          ),
+    const next: LeaseToken = { form: "lease", expiry: new Date(expiry.getTime()) };
+    return retryBusyAs(db, busy, { table: this.#table.name, operation: "extending leases" }, () =>
+      inTransaction(db, "immediate", () =>
+        held.map(({ id, token }) =>
+          this.#extend.run({ id, token: token.expiry.getTime(), expiry: expiry.getTime() }).changes > 0
+            ? next
+            : null,
         ),
-      );
-    } catch (error) {
-      throw normalizeError(error, { table: this.#table.name, operation: "extending leases" });
-    }
+      ),
+    );
   }
 
   async settle(id: RowId, token: LeaseToken, settlement: Settlement): Promise<void> {
     const { db, busy } = this.#context;
-    let changed: number;
-    try {
-      changed = await retryBusy(db, busy, () => this.#settlements.apply(id, token.expiry, settlement));
-    } catch (error) {
-      throw normalizeError(error, {
-        table: this.#table.name,
-        operation: `the ${settlement.kind} settlement of row ${String(id)}`,
-      });
-    }
+    const context = {
+      table: this.#table.name,
+      operation: `the ${settlement.kind} settlement of row ${String(id)}`,
+    };
+    const changed = await retryBusyAs(db, busy, context, () =>
+      this.#settlements.apply(id, token.expiry, settlement),
+    );
     if (changed === 0) throw leaseLostOnSettle(this.#table.name, id, token.expiry, settlement.kind);
   }
 
   /**
-   * Coalesced acks: applies `settlement` (delete or markProcessed) to every row of `held` that
-   * still holds its own token (`lockedUntil = token.expiry`, per row), as the rows' single-row
-   * settlement statements inside one `BEGIN IMMEDIATE … COMMIT`: one commit (one disk sync
-   * under `synchronous = FULL`) for the whole call, and each row's own `changes` tells whether it still held its lease.
-   * better-sqlite3 runs the transaction synchronously, so nothing else of the process runs
-   * inside it; another process waits on SQLite's write lock (contention is retried as for
-   * `settle`). Returns, in order, `true` where the row was settled and `false` where it holds
-   * another token or is gone (unchanged).
+   * Coalesced acks: `settlement` on every row of `held` that still holds its own token, as the
+   * single-row statements in one `BEGIN IMMEDIATE … COMMIT` (one disk sync under `synchronous =
+   * FULL`). Returns, in order, whether each row was settled.
    *
-   * @throws the database's error (normalised to a `BrokerError` where its code maps to one); the
-   * transaction rolled back and no row changed.
+   * @throws the database's error (normalised); the transaction rolled back and no row changed.
    */
   async settleMany({ rows: held, settlement }: Acks<HeldLease>): Promise<readonly boolean[]> {
     if (held.length === 0) return [];
     const { db, busy } = this.#context;
-    try {
-      return await retryBusy(db, busy, () => this.#settlements.applyAckEach(held, settlement));
-    } catch (error) {
-      throw normalizeError(error, {
-        table: this.#table.name,
-        operation: `the ${settlement.kind} settlement of ${held.length} rows`,
-      });
-    }
+    const context = {
+      table: this.#table.name,
+      operation: `the ${settlement.kind} settlement of ${held.length} rows`,
+    };
+    return retryBusyAs(db, busy, context, () => this.#settlements.applyAckEach(held, settlement));
   }
 
-  /**
-   * Transactional handlers: fences the token, then runs the synchronous body and the settlement
-   * in one IMMEDIATE transaction (`src/transactional.ts`).
-   */
+  /** Transactional handlers (`transactional.ts`): fences the token, then runs the body and the settlement. */
   async transaction(id: RowId, work: TransactionWork, fence: () => Promise<LeaseToken>): Promise<void> {
     const token = await fence();
     const { db, busy } = this.#context;

@@ -8,16 +8,13 @@ import { BrokerError, type BrokerErrorCode } from "@rowclaim/core";
 import { type ErrorContext, nativeErrorNormalizer } from "@rowclaim/core/driver";
 
 /** The native error's `SQLITE_*` code (extended codes included), or `undefined`. */
-export function sqliteCode(error: unknown): string | undefined {
+function sqliteCode(error: unknown): string | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const code = (error as { code?: unknown }).code;
   return typeof code === "string" && code.startsWith("SQLITE_") ? code : undefined;
 }
 
-/**
- * Whether the error is transient lock contention (`SQLITE_BUSY*`, `SQLITE_LOCKED*`): another
- * connection holds the lock the statement needs. The driver retries these.
- */
+/** Whether the error is transient lock contention (`SQLITE_BUSY*`, `SQLITE_LOCKED*`), which the driver retries. */
 export function isBusyError(error: unknown): boolean {
   const code = sqliteCode(error);
   return code !== undefined && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
@@ -54,9 +51,8 @@ export function codeForError(error: unknown): BrokerErrorCode | undefined {
 }
 
 /**
- * Turns a native error into the rowclaim error it stands for, with the native error as
- * `cause`; returns the error unchanged where there is no mapping (or it already is a rowclaim
- * error). The flow and the error classes are core's (`nativeErrorNormalizer`); the words are SQLite's.
+ * Turns a native error into the rowclaim error it stands for, with the native error as `cause`;
+ * returns the error unchanged where there is no mapping (or it already is a rowclaim error).
  */
 export const normalizeError: (error: unknown, context: ErrorContext) => unknown =
   nativeErrorNormalizer<ErrorContext>({

@@ -11,6 +11,21 @@ import { advisoryKeySql, qualifiedTable, quoteIdentifier } from "./sql.js";
 
 const q = quoteIdentifier;
 
+/** The table's quoted name, or its dead-letter table's (`name`). */
+function target(table: TableDefinition, name = table.name): string {
+  return qualifiedTable(name, table.schema);
+}
+
+/** `column` is one of the JSON array `@list`'s values. */
+function inJson(column: string, list: "ids" | "keys"): string {
+  return `${q(column)} IN (SELECT value FROM json_each(@${list}))`;
+}
+
+/** ` WHERE` and the conditions, or nothing. */
+function whereSql(conditions: readonly string[]): string {
+  return conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`;
+}
+
 /** The payload as text, for search. */
 function payloadText(table: TableDefinition): string {
   return `CAST(${q(table.columns.payload)} AS TEXT)`;
@@ -27,9 +42,9 @@ function queued(table: TableDefinition, deadGroup: string | null): string[] {
 
 /** The selection: ids (`@ids`) or keys (`@keys`), each a JSON array. */
 function selected(table: TableDefinition, by: "ids" | "keys"): string {
-  if (by === "ids") return `${q(table.columns.id)} IN (SELECT value FROM json_each(@ids))`;
+  if (by === "ids") return inJson(table.columns.id, "ids");
   const key = keyColumnOf(table);
-  return key === undefined ? "0" : `${q(key)} IN (SELECT value FROM json_each(@keys))`;
+  return key === undefined ? "0" : inJson(key, "keys");
 }
 
 /** In work, as SQL: an unexpired lease (`@now`), or a key this process holds (`@held`). */
@@ -42,10 +57,15 @@ function inWorkExpression(table: TableDefinition): string {
   return "0";
 }
 
-/**
- * The rows of one batch of a row action (the selection, in the scope) as `rc_id`, `rc_key` (the
- * key column), `rc_in_work` and `rc_akey` (the rendered advisory key).
- */
+/** `rc_in_work` (unfinished and in work) and `rc_akey` (the rendered advisory key). */
+function workColumns(table: TableDefinition): string {
+  const { processedAt } = table.columns;
+  const unfinished = processedAt === undefined ? "1" : `${q(processedAt)} IS NULL`;
+  const key = table.form === "advisory" ? advisoryKeySql(table).sql : "NULL";
+  return `(${unfinished} AND ${inWorkExpression(table)}) AS rc_in_work, ${key} AS rc_akey`;
+}
+
+/** The rows of one batch of a row action (the selection, in the scope) as `rc_id`, `rc_key` (the key column), `rc_in_work` and `rc_akey`. */
 export function actionScopeSql(
   table: TableDefinition,
   by: "ids" | "keys",
@@ -54,23 +74,18 @@ export function actionScopeSql(
 ): string {
   const key = keyColumnOf(table);
   const where = [selected(table, by), ...(scope === "queued" ? queued(table, deadGroup) : [])];
-  const unfinished =
-    table.columns.processedAt === undefined ? "1" : `${q(table.columns.processedAt)} IS NULL`;
   return (
     `SELECT ${q(table.columns.id)} AS rc_id, ${key === undefined ? "NULL" : `CAST(${q(key)} AS TEXT)`} AS rc_key, ` +
-    `(${unfinished} AND ${inWorkExpression(table)}) AS rc_in_work, ` +
-    `${table.form === "advisory" ? advisoryKeySql(table).sql : "NULL"} AS rc_akey ` +
-    `FROM ${qualifiedTable(table.name, table.schema)} WHERE ${where.join(" AND ")} ORDER BY ${q(table.columns.id)}`
+    `${workColumns(table)} FROM ${target(table)}${whereSql(where)} ORDER BY ${q(table.columns.id)}`
   );
 }
 
 /** Deletes, or makes due at `@now`, the rows of `@ids`. */
 export function actionChangeSql(table: TableDefinition, kind: "delete" | "makeDue"): string {
-  const target = qualifiedTable(table.name, table.schema);
-  const where = `${q(table.columns.id)} IN (SELECT value FROM json_each(@ids))`;
+  const where = inJson(table.columns.id, "ids");
   const runAt = table.columns.runAt;
-  if (kind === "delete" || runAt === undefined) return `DELETE FROM ${target} WHERE ${where}`;
-  return `UPDATE ${target} SET ${q(runAt)} = @now WHERE ${where}`;
+  if (kind === "delete" || runAt === undefined) return `DELETE FROM ${target(table)} WHERE ${where}`;
+  return `UPDATE ${target(table)} SET ${q(runAt)} = @now WHERE ${where}`;
 }
 
 /** The first `@limit` dead rows in id order (optionally only `@ids`, only payloads containing `@text`); their ids. */
@@ -83,10 +98,10 @@ export function redriveCandidatesSql(
   const { id, group } = table.columns;
   const where: string[] = [];
   if ("group" in from) where.push(group === undefined ? "0" : `${q(group)} = @from`);
-  if (withIds) where.push(`${q(id)} IN (SELECT value FROM json_each(@ids))`);
+  if (withIds) where.push(inJson(id, "ids"));
   if (withText) where.push(`instr(${payloadText(table)}, @text) > 0`);
-  const source = qualifiedTable("table" in from ? from.table : table.name, table.schema);
-  return `SELECT ${q(id)} AS rc_id FROM ${source}${where.length === 0 ? "" : ` WHERE ${where.join(" AND ")}`} ORDER BY ${q(id)} LIMIT @limit`;
+  const source = target(table, "table" in from ? from.table : table.name);
+  return `SELECT ${q(id)} AS rc_id FROM ${source}${whereSql(where)} ORDER BY ${q(id)} LIMIT @limit`;
 }
 
 /** The value a redrive writes into `column`, or `undefined` to keep it: attempt 1, due at `@now`, in `@group`, unlocked. */
@@ -105,7 +120,7 @@ export function redriveGroupSql(table: TableDefinition): string {
     const value = redriveValue(table, column);
     return value === undefined ? [] : [`${q(column)} = ${value}`];
   });
-  return `UPDATE ${qualifiedTable(table.name, table.schema)} SET ${sets.join(", ")} WHERE ${q(table.columns.id)} IN (SELECT value FROM json_each(@ids))`;
+  return `UPDATE ${target(table)} SET ${sets.join(", ")} WHERE ${inJson(table.columns.id, "ids")}`;
 }
 
 /** A table redrive: the rows of `@ids` of the dead-letter table copied into the table, in id order. */
@@ -114,27 +129,26 @@ export function redriveInsertSql(table: TableDefinition, deadTable: string): str
   const copied = table.allColumns.filter((column) => column !== id && column !== lockedUntil);
   const values = copied.map((column) => redriveValue(table, column) ?? q(column));
   return (
-    `INSERT INTO ${qualifiedTable(table.name, table.schema)} (${copied.map(q).join(", ")}) ` +
-    `SELECT ${values.join(", ")} FROM ${qualifiedTable(deadTable, table.schema)} WHERE ${q(id)} IN (SELECT value FROM json_each(@ids)) ORDER BY ${q(id)}`
+    `INSERT INTO ${target(table)} (${copied.map(q).join(", ")}) ` +
+    `SELECT ${values.join(", ")} FROM ${target(table, deadTable)} WHERE ${inJson(id, "ids")} ORDER BY ${q(id)}`
   );
 }
 
 /** A table redrive: the copied rows deleted from the dead-letter table. */
 export function redriveDeleteSql(table: TableDefinition, deadTable: string): string {
-  return `DELETE FROM ${qualifiedTable(deadTable, table.schema)} WHERE ${q(table.columns.id)} IN (SELECT value FROM json_each(@ids))`;
+  return `DELETE FROM ${target(table, deadTable)} WHERE ${inJson(table.columns.id, "ids")}`;
 }
 
 /** One batch of a prune: the `@limit` oldest rows processed before `@before`. */
 export function pruneSql(table: TableDefinition): string {
   const { id, processedAt } = table.columns;
   if (processedAt === undefined) throw new Error("rowclaim/sqlite: prune needs a processedAt column.");
-  const target = qualifiedTable(table.name, table.schema);
-  return `DELETE FROM ${target} WHERE ${q(id)} IN (SELECT ${q(id)} FROM ${target} WHERE ${q(processedAt)} < @before ORDER BY ${q(processedAt)} LIMIT @limit)`;
+  return `DELETE FROM ${target(table)} WHERE ${q(id)} IN (SELECT ${q(id)} FROM ${target(table)} WHERE ${q(processedAt)} < @before ORDER BY ${q(processedAt)} LIMIT @limit)`;
 }
 
 /** What a listing asks for. */
 export interface ListShape {
-  readonly state: RowState | undefined;
+  readonly state?: RowState | undefined;
   readonly filter: RowFilter;
   readonly deadGroup: string | null;
   readonly after: boolean;
@@ -144,10 +158,8 @@ function listWhere(table: TableDefinition, shape: Omit<ListShape, "after">): str
   const c = table.columns;
   const where: string[] = [];
   const filter = shape.filter;
-  if (filter.ids !== undefined) where.push(`${q(c.id)} IN (SELECT value FROM json_each(@ids))`);
-  const key = keyColumnOf(table);
-  if (filter.keys !== undefined)
-    where.push(key === undefined ? "0" : `${q(key)} IN (SELECT value FROM json_each(@keys))`);
+  if (filter.ids !== undefined) where.push(inJson(c.id, "ids"));
+  if (filter.keys !== undefined) where.push(selected(table, "keys"));
   if (filter.text !== undefined) where.push(`instr(${payloadText(table)}, @text) > 0`);
   if (filter.group !== undefined && c.group !== undefined)
     where.push(filter.group === null ? `${q(c.group)} IS NULL` : `${q(c.group)} = @group`);
@@ -180,21 +192,13 @@ function listWhere(table: TableDefinition, shape: Omit<ListShape, "after">): str
 export function listSql(table: TableDefinition, shape: ListShape): string {
   const where = listWhere(table, shape);
   if (shape.after) where.push(`${q(table.columns.id)} > @after`);
-  const unfinished =
-    table.columns.processedAt === undefined ? "1" : `${q(table.columns.processedAt)} IS NULL`;
   return (
-    `SELECT ${table.allColumns.map(q).join(", ")}, (${unfinished} AND ${inWorkExpression(table)}) AS rc_in_work, ` +
-    `${table.form === "advisory" ? advisoryKeySql(table).sql : "NULL"} AS rc_akey ` +
-    `FROM ${qualifiedTable(table.name, table.schema)}${where.length === 0 ? "" : ` WHERE ${where.join(" AND ")}`} ` +
-    `ORDER BY ${q(table.columns.id)} LIMIT @limit`
+    `SELECT ${table.allColumns.map(q).join(", ")}, ${workColumns(table)} ` +
+    `FROM ${target(table)}${whereSql(where)} ORDER BY ${q(table.columns.id)} LIMIT @limit`
   );
 }
 
 /** How many rows match, at most `@cap`. */
 export function countSql(table: TableDefinition, shape: Omit<ListShape, "after">): string {
-  const where = listWhere(table, shape);
-  return (
-    `SELECT COUNT(*) AS rc_count FROM (SELECT 1 FROM ${qualifiedTable(table.name, table.schema)}` +
-    `${where.length === 0 ? "" : ` WHERE ${where.join(" AND ")}`} LIMIT @cap)`
-  );
+  return `SELECT COUNT(*) AS rc_count FROM (SELECT 1 FROM ${target(table)}${whereSql(listWhere(table, shape))} LIMIT @cap)`;
 }

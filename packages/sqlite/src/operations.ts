@@ -1,9 +1,8 @@
 /**
- * The SQLite driver's operations capability (core's `OperationsDriver`): runs the statements of
- * `operations-sql.ts` on the driver's connection, each batch in one `IMMEDIATE` transaction
- * (SQLite's write lock: nothing claims or settles meanwhile). A row in work is told by its
+ * The SQLite driver's operations capability (core's `OperationsDriver`): the statements of
+ * `operations-sql.ts`, each batch in one `IMMEDIATE` transaction. A row in work is told by its
  * lease's expiry, or by the advisory keys this process holds; where another process owns the
- * file's advisory form its keys cannot be seen, and a change to an advisory table is refused.
+ * file's advisory form, a change to an advisory table is refused.
  *
  * @module
  */
@@ -12,6 +11,7 @@ import {
   type DriverRowActionResult,
   type DriverRowCount,
   type DriverRowQuery,
+  decodeClaimedRow,
   type OperationsDriver,
   rowActionResultOf,
   type StoredRow,
@@ -19,7 +19,6 @@ import {
 } from "@rowclaim/core/driver";
 import { advisoryOwnedElsewhere } from "./advisory-owner.js";
 import { type BusyRetryPolicy, retryBusyAs } from "./busy-retry.js";
-import { claimedRowOf } from "./claimed-row.js";
 import type { SqliteDatabase } from "./database.js";
 import { heldKeys } from "./keys.js";
 import {
@@ -57,12 +56,12 @@ export function sqliteOperations(db: SqliteDatabase, busy: BusyRetryPolicy): Ope
   const stored = (table: TableDefinition, raw: Record<string, unknown>): StoredRow => {
     const values: Record<string, unknown> = {};
     for (const column of table.allColumns) values[column] = raw[column];
-    return storedRowOf(table, claimedRowOf(table, values, false), Number(raw.rc_in_work) === 1, {
+    return storedRowOf(table, decodeClaimedRow(table, values, false), Number(raw.rc_in_work) === 1, {
       key: raw.rc_akey,
       session: "this process",
     });
   };
-  /** The parameters of a list or count: the filter's, the dead-letter group's and the common ones. */
+  /** The parameters of a list or count. */
   const filterValues = (table: TableDefinition, query: DriverRowCount | DriverRowQuery) => ({
     ...common(table, query.now),
     ids: JSON.stringify((query.filter.ids ?? []).map(bindable)),
@@ -148,13 +147,7 @@ export function sqliteOperations(db: SqliteDatabase, busy: BusyRetryPolicy): Ope
     },
     list(table, query) {
       return guarded(table, "operations list", () => {
-        const sql = listSql(table, {
-          state: query.state,
-          filter: query.filter,
-          deadGroup: query.deadGroup,
-          after: query.after !== undefined,
-        });
-        const rows = db.prepare(sql).all({
+        const rows = db.prepare(listSql(table, { ...query, after: query.after !== undefined })).all({
           ...filterValues(table, query),
           after: query.after === undefined ? null : bindable(query.after),
           limit: query.limit,
@@ -164,8 +157,7 @@ export function sqliteOperations(db: SqliteDatabase, busy: BusyRetryPolicy): Ope
     },
     count(table, query) {
       return guarded(table, "operations count", () => {
-        const sql = countSql(table, { state: query.state, filter: query.filter, deadGroup: query.deadGroup });
-        const row = db.prepare(sql).get({
+        const row = db.prepare(countSql(table, query)).get({
           ...filterValues(table, query),
           cap: query.cap,
         }) as { rc_count?: unknown } | undefined;

@@ -1,58 +1,31 @@
 /**
  * The prune lock of the SQLite driver: one prune of a table at a time. In the process, a set of
- * the tables being pruned (kept on `globalThis`, so every driver on a file shares it); across
- * processes, a companion file beside the database (`<file>-rowclaim-prune`) held under an
- * exclusive transaction (`BEGIN EXCLUSIVE`) for as long as the prune runs. The operating system
- * drops that file lock when the process ends however it ends, so a crashed prune never leaves
- * the lock behind. Across processes the lock covers the whole file: two processes never prune
- * at once, whatever the tables.
+ * the tables being pruned (on `globalThis`, shared by every driver); across processes, a
+ * companion file beside the database (`<file>-rowclaim-prune`) held under `BEGIN EXCLUSIVE` while
+ * the prune runs (as `advisory-owner.ts` does), which covers the whole file: two processes never
+ * prune at once, whatever the tables.
  *
  * @module
  */
 import type { TableDefinition } from "@rowclaim/core";
 import type { PruneLock } from "@rowclaim/core/driver";
-import Database from "better-sqlite3";
+import { lockCompanion, unlockCompanion } from "./advisory-owner.js";
 import type { SqliteDatabase } from "./database.js";
-import { databaseFileKey } from "./keys.js";
-
-const registrySymbol = Symbol.for("rowclaim.sqlite.pruning");
-
-function pruning(): Set<string> {
-  const holder = globalThis as { [registrySymbol]?: Set<string> };
-  holder[registrySymbol] ??= new Set();
-  return holder[registrySymbol];
-}
+import { databaseFileKey, isPrivate, processRegistry } from "./keys.js";
 
 /** Takes the prune lock of `table` on `db` without waiting; `null` when a prune of it (or, in another process, of the file) runs. */
 export function lockPrune(db: SqliteDatabase, table: TableDefinition): PruneLock | null {
-  const isPrivate = db.memory || db.name === "" || db.name === ":memory:";
-  const file = isPrivate ? undefined : databaseFileKey(db.name);
+  const file = isPrivate(db) ? undefined : databaseFileKey(db.name);
   const name = JSON.stringify([file ?? db.name, table.schema ?? null, table.name]);
-  const names = pruning();
+  const names = processRegistry("pruning", () => new Set<string>());
   if (names.has(name)) return null;
-  let companion: Database.Database | undefined;
-  if (file !== undefined) {
-    companion = new Database(`${file}-rowclaim-prune`, { timeout: 0 });
-    try {
-      companion.exec("BEGIN EXCLUSIVE");
-    } catch (error) {
-      companion.close();
-      const code = (error as { code?: unknown }).code;
-      if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return null;
-      throw error;
-    }
-  }
+  const held = file === undefined ? undefined : lockCompanion(`${file}-rowclaim-prune`, () => null);
+  if (held === null) return null;
   names.add(name);
-  const held = companion;
   return {
     async release() {
       names.delete(name);
-      if (held === undefined) return;
-      try {
-        held.exec("ROLLBACK");
-      } finally {
-        held.close();
-      }
+      if (held !== undefined) unlockCompanion(held);
     },
   };
 }

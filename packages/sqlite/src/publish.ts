@@ -1,19 +1,18 @@
 /**
  * Publishing on SQLite: one multi-row `INSERT … RETURNING id` per run of rows that fill the same
- * columns (a row without a priority leaves the column to its default), chunked below SQLite's
- * parameter limit, all in one transaction, with the ids returned in order.
+ * columns (a row without a priority leaves it to its default), chunked below SQLite's parameter
+ * limit, all in one transaction.
  *
  * @module
  */
 import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
 import { type PublishRow, rowsPerStatement, StatementCache, statementChunks } from "@rowclaim/core/driver";
-import { toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 import { publishSql, type QuotedColumns, quoteColumns, quoteIdentifier } from "./sql.js";
 import { inTransaction } from "./transaction.js";
 
 /** SQLite's default limit on parameters in one statement (SQLITE_MAX_VARIABLE_NUMBER, 3.32+). */
-export const SQLITE_MAX_PARAMETERS = 32_766;
+const SQLITE_MAX_PARAMETERS = 32_766;
 
 /** The most rows one insert statement carries, so that prepared inserts stay few and small. */
 const MAX_ROWS_PER_INSERT = 500;
@@ -87,35 +86,37 @@ export class TablePublisher {
     return ids;
   }
 
+  /**
+   * The columns (quoted) `row` fills and their values: payload, group, runAt, priority (when
+   * given), headers, the extra columns it names. `replacing`: only those a unique replacement
+   * rewrites (not the group, nor the extra columns).
+   */
+  rowValues(row: PublishRow, replacing = false): { columns: string[]; values: unknown[] } {
+    const c = this.#columns;
+    const columns: string[] = [c.payload];
+    const values: unknown[] = [row.payload];
+    const add = (column: string | undefined, value: unknown): void => {
+      if (column === undefined) return;
+      columns.push(column);
+      values.push(value);
+    };
+    add(replacing ? undefined : c.group, row.group);
+    add(c.runAt, row.runAt === null ? null : row.runAt.getTime());
+    add(row.priority === null ? undefined : c.priority, toSqliteValue(row.priority));
+    add(c.headers, row.headers);
+    if (replacing) return { columns, values };
+    for (const [name, quoted] of this.#extra) {
+      if (Object.hasOwn(row.values, name)) add(quoted, toSqliteValue(row.values[name]));
+    }
+    return { columns, values };
+  }
+
   /** Splits rows into runs of consecutive rows that fill the same columns. */
   #runs(rows: readonly PublishRow[]): Run[] {
-    const c = this.#columns;
     const runs: Run[] = [];
     let shape = "";
     for (const row of rows) {
-      const columns: string[] = [c.payload];
-      const values: unknown[] = [row.payload];
-      if (c.group !== undefined) {
-        columns.push(c.group);
-        values.push(row.group);
-      }
-      if (c.runAt !== undefined) {
-        columns.push(c.runAt);
-        values.push(row.runAt === null ? null : toEpochMs(row.runAt));
-      }
-      if (c.priority !== undefined && row.priority !== null) {
-        columns.push(c.priority);
-        values.push(toSqliteValue(row.priority));
-      }
-      if (c.headers !== undefined) {
-        columns.push(c.headers);
-        values.push(row.headers);
-      }
-      for (const [name, quoted] of this.#extra) {
-        if (!Object.hasOwn(row.values, name)) continue;
-        columns.push(quoted);
-        values.push(toSqliteValue(row.values[name]));
-      }
+      const { columns, values } = this.rowValues(row);
       const rowShape = columns.join("\u0000");
       const last = runs[runs.length - 1];
       if (last !== undefined && rowShape === shape) last.rows.push(values);
@@ -131,10 +132,10 @@ export class TablePublisher {
  * JavaScript number as REAL, which an untyped column would keep, so that `7` would render as
  * `7.0` in an advisory key), Dates to epoch milliseconds, booleans to 1/0, undefined to NULL.
  */
-export function toSqliteValue(value: unknown): unknown {
+function toSqliteValue(value: unknown): unknown {
   if (value === undefined) return null;
   if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
-  if (value instanceof Date) return BigInt(toEpochMs(value));
+  if (value instanceof Date) return BigInt(value.getTime());
   if (typeof value === "boolean") return value ? 1n : 0n;
   return value;
 }

@@ -1,8 +1,7 @@
 /**
  * The SQLite status reader (`driver.queueStatus`, behind core's `readQueueStatus` and
- * `listInWork`): the table's groups; per group, the rows in work (lease: unexpired leases;
- * advisory: the first row of each key this process holds, keys living in the process that took
- * them), then one grouped pass that counts every group (the figures capped here). Statements: `status-sql.ts`.
+ * `listInWork`): the rows in work (lease: unexpired leases; advisory: the first row of each key
+ * this process holds), then one grouped pass that counts every group (`status-sql.ts`).
  *
  * @module
  */
@@ -32,12 +31,9 @@ type Values = Record<string, unknown>;
 
 /** The status reader over `db`. */
 export function sqliteStatusReader(db: SqliteDatabase): QueueStatusReader {
-  const all = (table: TableDefinition, sql: string, values: Values): Record<string, unknown>[] => {
+  const all = (table: TableDefinition, sql: string, values: Values): Values[] => {
     try {
-      return db.prepare(sql).all({ ...advisoryKeySql(table).literals, ...values }) as Record<
-        string,
-        unknown
-      >[];
+      return db.prepare(sql).all({ ...advisoryKeySql(table).literals, ...values }) as Values[];
     } catch (error) {
       throw normalizeError(error, { table: table.name, operation: "status read", statement: sql });
     }

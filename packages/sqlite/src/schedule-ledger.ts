@@ -1,8 +1,7 @@
 /**
  * The SQLite schedule ledger (core's `ScheduleLedger`): a tick's ledger row and its queue row go
- * in one `BEGIN IMMEDIATE` transaction, which holds the file's write lock, so a second process's
- * `INSERT OR IGNORE` of the same tick runs after the first committed, ignores the duplicate and
- * publishes nothing. A busy file is retried as every other write of the driver is.
+ * in one `BEGIN IMMEDIATE` transaction, so a second process's `INSERT OR IGNORE` of the same tick
+ * runs after the first committed and publishes nothing.
  *
  * @module
  */

@@ -1,22 +1,16 @@
 /**
- * The SQL of the SQLite schedule ledger (`rowclaim_schedule_ticks`, see `@rowclaim/core`'s
- * `schedule-ledger.ts`): its `CREATE TABLE`, the tick's insert-or-ignore (`INSERT OR IGNORE`),
- * and the reads and prune. Every identifier is quoted with {@link quoteIdentifier}; values travel
- * as `?` parameters.
+ * The SQL of the SQLite schedule ledger (`rowclaim_schedule_ticks`): its `CREATE TABLE`, the
+ * tick's `INSERT OR IGNORE`, and the reads and prune, in attached database `schema` (SQLite's
+ * search order when `undefined`).
  *
  * @module
  */
 import { SCHEDULE_LEDGER_TABLE, type ScheduleLedgerStatements } from "@rowclaim/core/driver";
 import { qualifiedTable } from "./sql.js";
 
-/** The ledger table's reference in attached database `schema` (SQLite's search order when `undefined`). */
-export function ledgerRef(schema: string | undefined): string {
-  return qualifiedTable(SCHEDULE_LEDGER_TABLE, schema);
-}
-
 /** The ledger table's `CREATE TABLE IF NOT EXISTS` (ticks as INTEGER epoch milliseconds). */
 export function scheduleLedgerSchemaSql(schema: string | undefined): string {
-  return `CREATE TABLE IF NOT EXISTS ${ledgerRef(schema)} (
+  return `CREATE TABLE IF NOT EXISTS ${qualifiedTable(SCHEDULE_LEDGER_TABLE, schema)} (
   "table_name" TEXT NOT NULL,
   "schedule_name" TEXT NOT NULL,
   "tick_ms" INTEGER NOT NULL,
@@ -31,7 +25,7 @@ export function scheduleLedgerSchemaSql(schema: string | undefined): string {
  * milliseconds; `exists`: `@ledger`, its name, and `@schema`, or NULL, one row when it exists).
  */
 export function scheduleLedgerSql(schema: string | undefined): ScheduleLedgerStatements {
-  const ref = ledgerRef(schema);
+  const ref = qualifiedTable(SCHEDULE_LEDGER_TABLE, schema);
   const own = `"table_name" = @table AND "schedule_name" = @schedule`;
   return {
     exists: "SELECT 1 AS present FROM pragma_table_info(@ledger, @schema) LIMIT 1",

@@ -1,9 +1,6 @@
 /**
- * The recommended schema of a queue table on SQLite, and the checks `open()` makes against the
- * table that is there: the library's version and every described column.
- *
- * Times (`runAt`, `processedAt`, `lockedUntil`) are INTEGER milliseconds since the Unix epoch
- * (UTC). A lease expiry is a whole second, so its token compares exactly with `=`.
+ * The recommended schema of a queue table on SQLite (times as INTEGER milliseconds since the Unix
+ * epoch), and the checks `open()` makes: the library's version and every described column.
  *
  * @module
  */
@@ -18,7 +15,7 @@ export const SQLITE_VERSION_FLOOR = "3.35.0";
 
 /**
  * The recommended `CREATE TABLE` for `table` and its claim-order index (group, priority, runAt,
- * id: the columns the table has), as SQL text for `db.exec`. Every identifier is quoted.
+ * id: the columns the table has), as SQL text for `db.exec`.
  *
  * @example
  * db.exec(driver.schemaSql(jobs));
@@ -63,8 +60,7 @@ export interface NamedStatement {
 }
 
 /**
- * Checks that the SQLite library is new enough and that `tableName` has every column in
- * `columnNames`.
+ * Checks that the SQLite library is new enough and that `target` has every column in `columnNames`.
  *
  * @throws {ServerTooOldError} the library is older than {@link SQLITE_VERSION_FLOOR}.
  * @throws {SchemaError} the table or a column is missing; names the table, the column and the
@@ -109,12 +105,8 @@ export function checkSchema(
   if (target.role === "table") checkUniqueIndex(db, table);
 }
 
-/**
- * Reads the SQLite library's version.
- *
- * @throws {ServerTooOldError} below {@link SQLITE_VERSION_FLOOR}.
- */
-export function checkVersion(db: SqliteDatabase, table: TableDefinition): void {
+/** Refuses an SQLite library older than {@link SQLITE_VERSION_FLOOR} (`ServerTooOldError`). */
+function checkVersion(db: SqliteDatabase, table: TableDefinition): void {
   const row = db.prepare(versionSql).get() as { version: string };
   if (compareVersions(row.version, SQLITE_VERSION_FLOOR) < 0) {
     throw new ServerTooOldError(

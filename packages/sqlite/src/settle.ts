@@ -1,22 +1,18 @@
 /**
- * Applying settlements on SQLite, shared by the lease form (each statement guarded by the
- * delivery's token, `lockedUntil = @token`) and the advisory lock form (by id alone, under the
- * key the process holds). Statements are prepared once per claimer.
+ * Applying settlements on SQLite, shared by the lease form (guarded by the delivery's token) and
+ * the advisory lock form (by id alone). Statements are prepared once per claimer.
  *
  * @module
  */
 import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
 import type { AckSettlement, Settlement } from "@rowclaim/core/driver";
-import { toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 import { checkSchema, type NamedStatement } from "./schema-check.js";
 import { moveCopySql, type QuotedColumns, settlementSql } from "./sql.js";
 import { inTransaction } from "./transaction.js";
 
-interface MoveStatements {
-  readonly copy: SqliteStatement;
-  readonly remove: SqliteStatement;
-}
+/** Rows an ack settles: their ids and, in the lease form, their tokens. */
+type AckedRows = readonly { readonly id: RowId; readonly token: { readonly expiry: Date } | undefined }[];
 
 /** The settlement statements of one claimer. */
 export class SettlementStatements {
@@ -28,27 +24,21 @@ export class SettlementStatements {
   readonly #markProcessed: SqliteStatement | null;
   readonly #release: SqliteStatement | null;
   readonly #moveToGroup: SqliteStatement | null;
-  readonly #moves = new Map<string, MoveStatements>();
+  readonly #moves = new Map<string, SqliteStatement>();
 
   /** The SQL of the settlements, by name, for the schema check. */
   static named(columns: QuotedColumns, tokenGuard: boolean): NamedStatement[] {
     const sql = settlementSql(columns, tokenGuard);
-    return [
+    const named = [
       { name: "the delete settlement (ack)", sql: sql.delete },
-      ...(sql.markProcessed === null
-        ? []
-        : [{ name: "the markProcessed settlement (ack)", sql: sql.markProcessed }]),
-      ...(sql.release === null ? [] : [{ name: "the release settlement (retry)", sql: sql.release }]),
-      ...(sql.moveToGroup === null
-        ? []
-        : [{ name: "the moveToGroup settlement (dead letter)", sql: sql.moveToGroup }]),
+      { name: "the markProcessed settlement (ack)", sql: sql.markProcessed },
+      { name: "the release settlement (retry)", sql: sql.release },
+      { name: "the moveToGroup settlement (dead letter)", sql: sql.moveToGroup },
     ];
+    return named.filter((statement): statement is NamedStatement => statement.sql !== null);
   }
 
-  /**
-   * Prepares every settlement statement, and the move to the table's dead-letter table when it
-   * names one (checking that table's columns).
-   */
+  /** Prepares every settlement statement, and the move to the table's dead-letter table (checking its columns). */
   constructor(db: SqliteDatabase, table: TableDefinition, columns: QuotedColumns, tokenGuard: boolean) {
     this.#db = db;
     this.#table = table;
@@ -63,26 +53,22 @@ export class SettlementStatements {
     if (deadLetter !== undefined && "table" in deadLetter) this.#move(deadLetter.table);
   }
 
-  /**
-   * Applies `settlement` to row `id` (where it still holds `token`, in the lease form) and
-   * returns how many rows it changed: 0 means the row no longer matched, and nothing changed.
-   * Synchronous; `moveToTable` runs in one transaction.
-   */
+  /** Applies `settlement` to row `id` (holding `token`, in the lease form); returns how many rows changed (0: none matched). */
   apply(id: RowId, token: Date | undefined, settlement: Settlement): number {
-    const key = { id, token: token === undefined ? null : toEpochMs(token) };
+    const key = { id, token: token === undefined ? null : token.getTime() };
     switch (settlement.kind) {
       case "delete":
         return this.#delete.run(key).changes;
       case "markProcessed":
         return this.#required(this.#markProcessed, "markProcessed", "processedAt").run({
           ...key,
-          at: toEpochMs(settlement.at),
+          at: settlement.at.getTime(),
         }).changes;
       case "release":
         if (this.#release === null) return 1;
         return this.#release.run({
           ...key,
-          runAt: settlement.runAt === null ? null : toEpochMs(settlement.runAt),
+          runAt: settlement.runAt === null ? null : settlement.runAt.getTime(),
         }).changes;
       case "moveToGroup":
         return this.#required(this.#moveToGroup, "moveToGroup", "group").run({
@@ -90,40 +76,21 @@ export class SettlementStatements {
           group: settlement.group,
         }).changes;
       case "moveToTable": {
-        const move = this.#move(settlement.table);
-        const copyAndRemove = (): number => {
-          if (move.copy.run(key).changes === 0) return 0;
-          return move.remove.run(key).changes;
-        };
+        const copy = this.#move(settlement.table);
+        const copyAndRemove = (): number => (copy.run(key).changes === 0 ? 0 : this.#delete.run(key).changes);
         // Inside a transactional handler's transaction the move is part of it.
         return this.#db.inTransaction ? copyAndRemove() : inTransaction(this.#db, "immediate", copyAndRemove);
       }
     }
   }
 
-  /**
-   * Applies one acknowledging settlement to several rows, each only where it still matches (in
-   * the lease form: holds its own `token`, which may differ from row to row), in one IMMEDIATE
-   * transaction and one commit. Returns, in order, whether each row changed (`false`: the row
-   * holds another token or is gone, and is unchanged). Synchronous: nothing else of the process
-   * runs between the rows. When a statement (or the commit) fails, the transaction rolls back,
-   * so no row changed, and the error is thrown.
-   */
-  applyAckEach(
-    held: readonly { readonly id: RowId; readonly token: { readonly expiry: Date } | undefined }[],
-    settlement: AckSettlement,
-  ): boolean[] {
+  /** {@link SettlementStatements.ackEachWithin} in one IMMEDIATE transaction, rolled back when a statement fails. */
+  applyAckEach(held: AckedRows, settlement: AckSettlement): boolean[] {
     return inTransaction(this.#db, "immediate", () => this.ackEachWithin(held, settlement));
   }
 
-  /**
-   * {@link SettlementStatements.applyAckEach}'s statements without a transaction of their own:
-   * for a caller that runs them inside its transaction (an ack sent with the next claim).
-   */
-  ackEachWithin(
-    held: readonly { readonly id: RowId; readonly token: { readonly expiry: Date } | undefined }[],
-    settlement: AckSettlement,
-  ): boolean[] {
+  /** Applies an ack to each row while it still matches (its own token, in the lease form); returns, in order, whether it did. */
+  ackEachWithin(held: AckedRows, settlement: AckSettlement): boolean[] {
     const statement =
       settlement.kind === "delete"
         ? this.#delete
@@ -132,11 +99,11 @@ export class SettlementStatements {
     const parameters: { id: RowId | null; token: number | null; at: number | null } = {
       id: null,
       token: null,
-      at: settlement.kind === "markProcessed" ? toEpochMs(settlement.at) : null,
+      at: settlement.kind === "markProcessed" ? settlement.at.getTime() : null,
     };
     return held.map(({ id, token }) => {
       parameters.id = id;
-      parameters.token = token === undefined ? null : toEpochMs(token.expiry);
+      parameters.token = token === undefined ? null : token.expiry.getTime();
       return statement.run(parameters).changes > 0;
     });
   }
@@ -151,7 +118,7 @@ export class SettlementStatements {
     return statement;
   }
 
-  #move(target: string): MoveStatements {
+  #move(target: string): SqliteStatement {
     let move = this.#moves.get(target);
     if (move === undefined) {
       const table = this.#table;
@@ -163,7 +130,7 @@ export class SettlementStatements {
         table.allColumns.filter((column) => column !== table.columns.id),
         [{ name: "the moveToTable settlement (dead letter)", sql: copySql }],
       );
-      move = { copy: this.#db.prepare(copySql), remove: this.#delete };
+      move = this.#db.prepare(copySql);
       this.#moves.set(target, move);
     }
     return move;

@@ -1,24 +1,20 @@
 /**
  * Every SQL statement the SQLite driver runs, built from a table description. Identifiers go
- * through {@link quoteIdentifier}; values always travel as parameters (named `@…` parameters,
- * or `?` in the publish insert). Times are INTEGER milliseconds since the Unix epoch.
+ * through {@link quoteIdentifier}; values always travel as parameters (`@…`, or `?` in the
+ * publish insert). Times are INTEGER milliseconds since the Unix epoch.
  *
  * Published as `@rowclaim/sqlite/sql`, for tools and for drivers on another SQLite binding
- * (`node:sqlite`, …): the statement builders ({@link leaseClaimSql}, {@link advisoryCandidatesSql},
- * {@link settlementSql}, {@link publishSql}, …) and the quoting ({@link quoteIdentifier},
- * {@link qualifiedTable}, {@link quoteColumns}). It imports nothing of `better-sqlite3`, which
- * loading this entry point does not load. Its exports follow the driver's version, but are not yet
- * a stable contract: pin the version you build on.
+ * (`node:sqlite`, …); it does not load `better-sqlite3`. Its exports follow the driver's version,
+ * but are not yet a stable contract: pin the version you build on.
  *
  * @module
  */
 import { DeclarationError, type TableDefinition } from "@rowclaim/core";
 
 /**
- * Quotes an SQLite identifier: wraps it in double quotes and doubles every embedded double
- * quote. A name holding a NUL character cannot be quoted and is refused.
+ * Quotes an SQLite identifier: wraps it in double quotes and doubles every embedded double quote.
  *
- * @throws {DeclarationError} when the name holds a NUL character.
+ * @throws {DeclarationError} when the name holds a NUL character, which SQLite cannot quote.
  */
 export function quoteIdentifier(name: string): string {
   if (name.includes("\u0000")) {
@@ -78,10 +74,7 @@ export function claimOrder(c: QuotedColumns): string {
   return [c.priority, c.runAt, c.id].filter((column) => column !== undefined).join(", ");
 }
 
-/**
- * The condition a claimable row meets: not processed, in the subscription's group (`@group`;
- * `IS` matches NULL to NULL), due (`@now`) and, in the lease form, not leased (`@now`).
- */
+/** The condition a claimable row meets: not processed, in the group (`@group`, NULL matching NULL), due and not leased (`@now`). */
 export function claimableCondition(c: QuotedColumns): string {
   const parts: string[] = [];
   if (c.processedAt !== undefined) parts.push(`${c.processedAt} IS NULL`);
@@ -95,19 +88,23 @@ function returning(c: QuotedColumns): string {
   return `RETURNING ${c.all.join(", ")}`;
 }
 
-function leaseSet(c: QuotedColumns & { lockedUntil: string }): string {
-  const sets = [`${c.lockedUntil} = @expiry`];
+/** What every take writes besides the lease: the attempt counted, the unique key (unique jobs) NULL. */
+function takeSets(c: QuotedColumns): string[] {
+  const sets: string[] = [];
   if (c.attempt !== undefined) sets.push(`${c.attempt} = ${c.attempt} + 1`);
   if (c.key !== undefined) sets.push(`${c.key} = NULL`);
-  return sets.join(", ");
+  return sets;
+}
+
+function leaseSet(c: QuotedColumns & { lockedUntil: string }): string {
+  return [`${c.lockedUntil} = @expiry`, ...takeSets(c)].join(", ");
 }
 
 /**
  * The lease claim: one `UPDATE … RETURNING` that writes `@expiry` and counts the attempt on up to
- * `limit` claimable rows in claim order (`@limit` when not given). SQLite returns the rows in no
- * particular order. The limit is written into the text as a whole number, not bound: with a
- * bound `LIMIT` SQLite plans the claim-order scan worse (measured: the claim took twice as
- * long). It is a count the runtime computes, never a user's value.
+ * `limit` claimable rows in claim order (`@limit` when not given), returned in no order. The limit
+ * is written into the text, a count the runtime computes: with a bound `LIMIT` SQLite planned the
+ * claim-order scan worse (the claim took twice as long).
  */
 export function leaseClaimSql(c: QuotedColumns & { lockedUntil: string }, limit?: number): string {
   const limitSql = limit === undefined ? "@limit" : String(wholeLimit(limit));
@@ -121,10 +118,7 @@ function wholeLimit(limit: number): number {
   return limit;
 }
 
-/**
- * The FIFO lease claim: takes the head of the group (its first unfinished row in claim order)
- * when it is due and no row of the group is in work (leased past `@now` and unfinished).
- */
+/** The FIFO lease claim: the head of the group (its first unfinished row in claim order), when due and no row of the group is in work. */
 export function fifoLeaseClaimSql(c: QuotedColumns & { lockedUntil: string; group: string }): string {
   const unfinished = c.processedAt === undefined ? "" : ` AND ${c.processedAt} IS NULL`;
   const due = c.runAt === undefined ? "" : ` AND (${c.runAt} IS NULL OR ${c.runAt} <= @now)`;
@@ -140,10 +134,7 @@ export function leaseExtendSql(c: QuotedColumns & { lockedUntil: string }): stri
   return `UPDATE ${c.table} SET ${c.lockedUntil} = @expiry WHERE ${c.id} = @id AND ${c.lockedUntil} = @token`;
 }
 
-/**
- * The advisory key rendered in SQL: literal parts as parameters `@k0`, `@k1`…, column parts cast
- * to text, NULL rendered as the empty string.
- */
+/** The advisory key rendered in SQL: literal parts as parameters `@k0`, `@k1`…, columns cast to text, NULL as the empty string. */
 export function advisoryKeySql(table: TableDefinition): {
   readonly sql: string;
   readonly literals: Readonly<Record<string, string>>;
@@ -161,14 +152,10 @@ export function advisoryKeySql(table: TableDefinition): {
 }
 
 /**
- * The advisory candidates: the first `window` claimable rows in claim order whose rendered key is
- * not in `@held` (a JSON array of keys this process holds on the database file), as `rid`/`rkey`
- * (`@window` when `window` is not given). The claim keeps each key's first row (several rows may
- * share a key), so a claim costs the same however long the queue is; keys further back are
- * reached by later claims. The window is written into the text as a whole number, not bound:
- * SQLite plans a literal `LIMIT` through the claim-order index better (measured: 7 µs against
- * 20 µs for four rows). The rows are picked per key in JS rather than by a window function,
- * which cost a claim ten times as much.
+ * The advisory candidates: the first `window` (or `@window`) claimable rows in claim order whose
+ * rendered key is not in `@held` (a JSON array of the keys this process holds), as `rid`/`rkey`.
+ * The window is written into the text, as the lease claim's limit (7 µs against 20 µs for four
+ * rows); the claim picks each key's first rows in JS (a window function cost ten times as much).
  */
 export function advisoryCandidatesSql(c: QuotedColumns, keySql: string, window?: number): string {
   const windowSql = window === undefined ? "@window" : String(wholeLimit(window));
@@ -178,14 +165,9 @@ export function advisoryCandidatesSql(c: QuotedColumns, keySql: string, window?:
   );
 }
 
-/**
- * The advisory take: counts the attempt on row `@id` while it is still claimable, writes NULL
- * into its key (unique jobs), and returns it (a table with neither column reads the row instead).
- */
+/** The advisory take: counts the attempt on row `@id` while it is still claimable, NULLs its unique key, and returns it. */
 export function advisoryTakeSql(c: QuotedColumns): string {
-  const sets: string[] = [];
-  if (c.attempt !== undefined) sets.push(`${c.attempt} = ${c.attempt} + 1`);
-  if (c.key !== undefined) sets.push(`${c.key} = NULL`);
+  const sets = takeSets(c);
   if (sets.length === 0) {
     return `SELECT ${c.all.join(", ")} FROM ${c.table} WHERE ${c.id} = @id AND ${claimableCondition(c)}`;
   }
@@ -200,22 +182,14 @@ export interface SettlementSql {
   readonly moveToGroup: string | null;
 }
 
-/**
- * Which row a settlement applies to: the row by id, holding the delivery's lease token (lease
- * form), or still unfinished (advisory lock form, on a table with processedAt): a row another
- * claim or an operator settled meanwhile matches nothing, and the settlement then fails.
- */
+/** Which row a settlement applies to: by id, holding the lease token (lease form) or still unfinished (advisory). */
 function settlementWhere(c: QuotedColumns, tokenGuard: boolean): string {
   if (tokenGuard && c.lockedUntil !== undefined) return `${c.id} = @id AND ${c.lockedUntil} = @token`;
   if (c.processedAt !== undefined) return `${c.id} = @id AND ${c.processedAt} IS NULL`;
   return `${c.id} = @id`;
 }
 
-/**
- * Builds the settlements. `tokenGuard` (lease form) adds `AND lockedUntil = @token`, so a
- * settlement takes effect only while the row still holds the delivery's lease. Settlements that
- * keep the row clear `lockedUntil`.
- */
+/** Builds the settlements; `tokenGuard` (lease form) adds `AND lockedUntil = @token`. Those that keep the row clear `lockedUntil`. */
 export function settlementSql(c: QuotedColumns, tokenGuard: boolean): SettlementSql {
   const where = settlementWhere(c, tokenGuard);
   const unlock = c.lockedUntil === undefined ? [] : [`${c.lockedUntil} = NULL`];
@@ -232,10 +206,7 @@ export function settlementSql(c: QuotedColumns, tokenGuard: boolean): Settlement
   };
 }
 
-/**
- * The copy half of `moveToTable`: inserts the row's described columns, except the id (the target
- * assigns its own) and with `lockedUntil` NULL, into `target`, while the row matches `where`.
- */
+/** The copy half of `moveToTable`: the row's described columns but the id, `lockedUntil` NULL, into `target`. */
 export function moveCopySql(
   table: TableDefinition,
   c: QuotedColumns,
@@ -260,10 +231,7 @@ export function publishSql(c: QuotedColumns, columns: readonly string[], rows: n
 /** Puts a database file the driver opens in WAL mode (readers never wait for the writer). */
 export const walJournalPragma = "journal_mode = WAL";
 
-/**
- * The `synchronous` level a driver sets on a file it opens when the user names one, by name (see
- * `SqliteFileOptions.synchronous`); a fixed text, never a user's value.
- */
+/** The `synchronous` level a driver sets on a file it opens (`SqliteFileOptions.synchronous`), by name. */
 export const synchronousPragma: Readonly<Record<"full" | "normal", string>> = Object.freeze({
   full: "synchronous = FULL",
   normal: "synchronous = NORMAL",

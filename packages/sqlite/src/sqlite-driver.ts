@@ -1,7 +1,6 @@
 /**
- * The SQLite driver: {@link createSqliteDriver} makes a rowclaim `Driver` on better-sqlite3 that
- * offers the lease form (with FIFO groups) and the advisory lock form. SQLite has no row locks,
- * so the row lock form is not offered.
+ * The SQLite driver on better-sqlite3 ({@link createSqliteDriver}): the lease form (with FIFO
+ * groups) and the advisory lock form; SQLite has no row locks.
  *
  * @module
  */
@@ -79,10 +78,8 @@ export interface SqliteFileOptions extends SqliteDriverCommonOptions {
    *   ack can be undone (the row is delivered again). plainjob and many SQLite applications
    *   choose it.
    *
-   * The driver sets the level itself because better-sqlite3's own default depends on the file
-   * (`FULL` for a file not yet in WAL mode, `NORMAL` for one already in it), which would make a
-   * queue's durability change between its first start and the next. A `Database` you pass in is
-   * left as you set it.
+   * Set on every open, since better-sqlite3's default depends on whether the file is already in
+   * WAL mode. A `Database` you pass in is left as you set it.
    */
   readonly synchronous?: "full" | "normal";
 }
@@ -160,27 +157,22 @@ export class SqliteDriver implements Driver {
   readonly capabilities: DriverCapabilities = sqliteCapabilities;
   /** The connection every claim, settlement and publish (without `client`) runs on. */
   readonly database: SqliteDatabase;
-  /**
-   * Type only: transactional handler bodies (`delivery.transaction((db) => …)`) receive the
-   * better-sqlite3 `Database` the driver runs on, inside an IMMEDIATE transaction; the body must
-   * be synchronous.
-   */
+  /** Type only: a transactional handler's synchronous body receives the better-sqlite3 `Database`, inside an IMMEDIATE transaction. */
   declare readonly "~transactionClient"?: Database.Database;
-  /** Reads a table's counts and rows in work (`readQueueStatus`, `listInWork`): `src/queue-status.ts`. */
+  /** Reads a table's counts and rows in work (`readQueueStatus`, `listInWork`). */
   get queueStatus(): QueueStatusReader {
     this.#statusReader ??= sqliteStatusReader(this.database);
     return this.#statusReader;
   }
   #statusReader: QueueStatusReader | undefined;
-  /** The schedule ledger (`src/schedule-ledger.ts`), on {@link SqliteDriver.database}. */
+  /** The schedule ledger, on {@link SqliteDriver.database}. */
   readonly scheduleLedger: ScheduleLedger;
-  /** The operations capability (cancel, redrive, prune, row listing): see `operations.ts`. */
+  /** The operations capability (cancel, redrive, prune, row listing). */
   readonly operations: OperationsDriver;
   readonly #owned: boolean;
   readonly #busy: BusyRetryPolicy;
-  /** The closed guard and close sequence (core's). */
   readonly #lifecycle = new DriverLifecycle("SQLite");
-  /** Pauses and rate counters (`src/controls.ts`), on the driver's connection. */
+  /** Pauses and rate counters, on the driver's connection. */
   readonly controls: SqliteControlStore;
 
   constructor(options: SqliteDriverOptions) {
@@ -231,8 +223,8 @@ export class SqliteDriver implements Driver {
   }
 
   /**
-   * Opens a lease or advisory lock claimer for one subscription: checks SQLite's version, the
-   * table's columns (and its dead-letter table) and prepares every statement.
+   * Opens a lease or advisory lock claimer for one subscription, checking SQLite's version and the
+   * table's columns and preparing every statement.
    *
    * @throws {UnsupportedFormError} the table takes the row lock form, which SQLite cannot offer.
    * @throws {SchemaError} the table or a described column is missing.
@@ -258,10 +250,8 @@ export class SqliteDriver implements Driver {
   }
 
   /**
-   * Inserts the rows in one multi-row `INSERT … RETURNING` (chunked below SQLite's parameter
-   * limit, in one transaction). With `client` (a better-sqlite3 `Database` inside a transaction
-   * the caller opened; `db.inTransaction` is checked, at no cost) the rows are inserted there and
-   * nothing is committed.
+   * Inserts the rows in multi-row `INSERT … RETURNING`s, in one transaction; with `client` (a
+   * better-sqlite3 `Database` inside the caller's transaction) there, committing nothing.
    */
   async publish(
     table: TableDefinition,
@@ -300,10 +290,7 @@ export class SqliteDriver implements Driver {
     );
   }
 
-  /**
-   * Unique publishes (tables with a key column): each row in an `IMMEDIATE` transaction, the
-   * key's unique index deciding; `SQLITE_BUSY` retried as for publishes.
-   */
+  /** Unique publishes (tables with a key column), in an `IMMEDIATE` transaction, the key's unique index deciding. */
   async publishUnique(
     table: TableDefinition,
     rows: readonly UniquePublishRow[],
@@ -334,12 +321,13 @@ export class SqliteDriver implements Driver {
 }
 
 function isDatabase(value: unknown): value is SqliteDatabase {
+  const db = value as Partial<Record<keyof SqliteDatabase, unknown>> | null;
   return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as { prepare?: unknown }).prepare === "function" &&
-    typeof (value as { exec?: unknown }).exec === "function" &&
-    typeof (value as { inTransaction?: unknown }).inTransaction === "boolean"
+    typeof db === "object" &&
+    db !== null &&
+    typeof db.prepare === "function" &&
+    typeof db.exec === "function" &&
+    typeof db.inTransaction === "boolean"
   );
 }
 

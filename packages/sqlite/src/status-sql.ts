@@ -1,9 +1,7 @@
 /**
- * The read-only statements of the SQLite status reader (`queue-status.ts`). In work, per form:
- * lease, `lockedUntil` (epoch milliseconds) after `@now`; advisory, the first open row in claim
- * order of each key in `@held` (a JSON array of the keys this process holds on the file: SQLite
- * has no advisory locks, the driver keeps them in the process). Every group is counted in one
- * grouped pass (the reader caps the figures). Identifiers go through {@link quoteIdentifier}; values are named parameters.
+ * The read-only statements of the SQLite status reader (`queue-status.ts`). In work: lease,
+ * `lockedUntil` after `@now`; advisory, the first open row in claim order of each key in `@held`
+ * (a JSON array of the keys this process holds). Every group is counted in one grouped pass.
  *
  * @module
  */
@@ -33,8 +31,7 @@ function where(conditions: readonly string[]): string {
 /**
  * Every group's counts in one grouped pass over the table (`@now`, `@dead` the dead-letter group
  * or NULL, `@inWork` a JSON array of the ids in work for the advisory form): one row per group,
- * `grp`, `due`, `delayed`, `in_work`, `dead`, `processed`, `oldest_due_at` (exact: the reader caps
- * them). One pass costs far less than a capped count per figure and group.
+ * `grp`, `due`, `delayed`, `in_work`, `dead`, `processed`, `oldest_due_at` (exact: the reader caps them).
  */
 export function statusCountSql(table: TableDefinition): string {
   const c = quoteColumns(table);

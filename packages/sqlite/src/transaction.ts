@@ -1,7 +1,6 @@
 /**
- * Short write transactions on a better-sqlite3 connection: `BEGIN <mode>`, synchronous work,
- * `COMMIT`, or `ROLLBACK` when the work throws. Nothing awaits inside, so no other work of the
- * process interleaves with the transaction.
+ * Short write transactions on a better-sqlite3 connection, around synchronous work: nothing
+ * awaits inside, so no other work of the process interleaves with them.
  *
  * @module
  */
@@ -9,7 +8,7 @@ import type { TransactionMode } from "@rowclaim/core";
 import type { SqliteDatabase, SqliteStatement } from "./database.js";
 
 /** A handle's transaction control statements. */
-export interface TransactionStatements {
+interface TransactionStatements {
   readonly begin: Readonly<Record<TransactionMode, SqliteStatement>>;
   readonly commit: SqliteStatement;
   readonly rollback: SqliteStatement;
@@ -35,10 +34,7 @@ export function transactionStatements(db: SqliteDatabase): TransactionStatements
   return statements;
 }
 
-/**
- * Runs `work` inside a transaction of `mode` and commits; rolls back and rethrows when `work`
- * (or the commit) throws.
- */
+/** Runs `work` inside a transaction of `mode` and commits; rolls back and rethrows when `work` (or the commit) throws. */
 export function inTransaction<T>(db: SqliteDatabase, mode: TransactionMode, work: () => T): T {
   const statements = transactionStatements(db);
   statements.begin[mode].run();

@@ -1,18 +1,9 @@
 /**
- * Transactional handlers on SQLite: the handler's body runs on the driver's database handle
- * inside a `BEGIN IMMEDIATE` transaction, and the settlement runs last in the same transaction.
- *
- * better-sqlite3 is synchronous, and the handle is shared by every claim, settlement and publish
- * of the process. So the body must be synchronous: it returns the outcome, not a promise, and
- * nothing else of the process can run on the handle while the transaction is open (no `await`
- * happens inside it). A body that returns a promise is rolled back and refused with
- * `INVALID_ARGUMENT`. Only `BEGIN IMMEDIATE` meeting `SQLITE_BUSY` (another process writing) is
- * retried, before the body runs.
- *
- * - Lease form: the token is fenced before the transaction opens (the body being synchronous, no
- *   extension can move it meanwhile); a row that no longer holds it rolls everything back
- *   (`LEASE_LOST`).
- * - Advisory lock form: the key stays held in the process until the transaction has committed.
+ * Transactional handlers on SQLite: the body and then the settlement run on the driver's handle
+ * inside one `BEGIN IMMEDIATE` transaction. The handle is shared by the whole process, so the
+ * body must be synchronous (one that returns a promise is rolled back and refused with
+ * `INVALID_ARGUMENT`); only the `BEGIN` is retried on `SQLITE_BUSY`, before the body runs. The
+ * lease token is fenced before the transaction opens; an advisory key stays held until it ends.
  *
  * @module
  */
@@ -40,7 +31,7 @@ class BodyFailure {
 }
 
 /** What one transactional handler run needs. */
-export interface SqliteTransactionOptions {
+interface SqliteTransactionOptions {
   readonly db: SqliteDatabase;
   readonly busy: BusyRetryPolicy;
   readonly table: TableDefinition;
@@ -55,8 +46,7 @@ export interface SqliteTransactionOptions {
 
 /**
  * Runs `BEGIN IMMEDIATE`, the body, the settlement and `COMMIT` in one synchronous step. A body
- * that throws is rolled back and its error rethrown unchanged; a settlement that finds no row
- * (another token, or the row gone) is rolled back and fails with `LEASE_LOST`.
+ * that throws is rolled back and its error rethrown; a settlement that finds no row fails with `LEASE_LOST`.
  */
 export async function sqliteTransaction(options: SqliteTransactionOptions): Promise<void> {
   const { db, busy, table, id, token, settlements, work } = options;

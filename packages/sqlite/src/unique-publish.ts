@@ -1,17 +1,14 @@
 /**
- * Unique publishes on SQLite: each row in an `IMMEDIATE` transaction (the write lock held, so
- * the queued row holding its key cannot be claimed between the statements): the insert with
- * `ON CONFLICT (key) DO NOTHING`, then, where the index refused it, the holder's id (keep) or
- * its replacement (replace). `SQLITE_BUSY` from other processes is retried by the driver.
+ * Unique publishes on SQLite, in an `IMMEDIATE` transaction (so the queued row holding a key
+ * cannot be claimed between the statements): the insert with `ON CONFLICT (key) DO NOTHING`,
+ * then, where the index refused it, the holder's id (keep) or its replacement (replace).
  *
  * @module
  */
 import { type PublishResult, type RowId, SchemaError, type TableDefinition } from "@rowclaim/core";
 import type { UniquePublishRow } from "@rowclaim/core/driver";
-import { toEpochMs } from "./claimed-row.js";
 import type { SqliteDatabase } from "./database.js";
-import { toSqliteValue } from "./publish.js";
-import { quoteIdentifier } from "./sql.js";
+import { publisherOf, type TablePublisher } from "./publish.js";
 import { inTransaction } from "./transaction.js";
 import {
   uniqueHolderSql,
@@ -27,49 +24,26 @@ export function publishUniqueRows(
   table: TableDefinition,
   rows: readonly UniquePublishRow[],
 ): PublishResult[] {
-  return inTransaction(db, "immediate", () => rows.map((row) => publishOne(db, table, row)));
+  const publisher = publisherOf(table);
+  return inTransaction(db, "immediate", () => rows.map((row) => publishOne(db, table, publisher, row)));
 }
 
-function publishOne(db: SqliteDatabase, table: TableDefinition, row: UniquePublishRow): PublishResult {
-  const { payload, group, runAt, priority, headers } = table.columns;
-  const columns: string[] = [quoteIdentifier(payload)];
-  const values: unknown[] = [row.payload];
-  const replaced: string[] = [quoteIdentifier(payload)];
-  const replacedValues: unknown[] = [row.payload];
-  const runAtValue = row.runAt === null ? null : toEpochMs(row.runAt);
-  if (group !== undefined) {
-    columns.push(quoteIdentifier(group));
-    values.push(row.group);
-  }
-  if (runAt !== undefined) {
-    columns.push(quoteIdentifier(runAt));
-    values.push(runAtValue);
-    replaced.push(quoteIdentifier(runAt));
-    replacedValues.push(runAtValue);
-  }
-  if (priority !== undefined && row.priority !== null) {
-    columns.push(quoteIdentifier(priority));
-    values.push(toSqliteValue(row.priority));
-    replaced.push(quoteIdentifier(priority));
-    replacedValues.push(toSqliteValue(row.priority));
-  }
-  if (headers !== undefined) {
-    columns.push(quoteIdentifier(headers));
-    values.push(row.headers);
-    replaced.push(quoteIdentifier(headers));
-    replacedValues.push(row.headers);
-  }
-  for (const extra of table.extraColumns) {
-    if (!Object.hasOwn(row.values, extra)) continue;
-    columns.push(quoteIdentifier(extra));
-    values.push(toSqliteValue(row.values[extra]));
-  }
+function publishOne(
+  db: SqliteDatabase,
+  table: TableDefinition,
+  publisher: TablePublisher,
+  row: UniquePublishRow,
+): PublishResult {
+  const { columns, values } = publisher.rowValues(row);
   const inserted = db.prepare(uniqueInsertSql(table, columns)).get([...values, row.key]) as
     | { rc_id: RowId }
     | undefined;
   if (inserted !== undefined) return { id: inserted.rc_id, outcome: "inserted" };
   if (row.onConflict === "replace") {
-    const updated = db.prepare(uniqueReplaceSql(table, replaced)).get([...replacedValues, row.key]) as {
+    const replaced = publisher.rowValues(row, true);
+    const updated = db
+      .prepare(uniqueReplaceSql(table, replaced.columns))
+      .get([...replaced.values, row.key]) as {
       rc_id: RowId;
     };
     return { id: updated.rc_id, outcome: "replaced" };

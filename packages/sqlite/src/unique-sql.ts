@@ -1,8 +1,7 @@
 /**
  * The SQL of unique jobs on SQLite: the key column's unique index, the insert that lets the
- * index decide (`ON CONFLICT (key) DO NOTHING`), the read or replacement of the queued row that
- * holds the key, and the check that the index exists. Every claim writes NULL into the key, so
- * only queued rows hold one.
+ * index decide, the read or replacement of the queued row that holds the key (every claim writes
+ * NULL into the key), and the check that the index exists.
  *
  * @module
  */
