@@ -177,7 +177,10 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
             round.push(row);
           }
         }
-        const flags = await this.#extendRound(round, expiry);
+        const flags = await this.#extendOnce(round, expiry).catch((error: unknown) => {
+          if (!classifyError(error).connectionLost) throw error;
+          return this.#extendOnce(round, expiry);
+        });
         round.forEach((row, position) => {
           if (flags[position] !== true) return;
           moved[row.index] = true;
@@ -189,19 +192,6 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
       throw normalizeError(error, { table: this.#context.table.name, operation: "lease extension" });
     }
     return moved.map((flag) => (flag ? next : null));
-  }
-
-  /** One extension statement for rows of distinct ids; once more on another connection when the connection was lost. */
-  async #extendRound(
-    rows: readonly { readonly id: RowId; readonly token: LeaseToken }[],
-    expiry: Date,
-  ): Promise<boolean[]> {
-    try {
-      return await this.#extendOnce(rows, expiry);
-    } catch (error) {
-      if (!classifyError(error).connectionLost) throw error;
-      return this.#extendOnce(rows, expiry);
-    }
   }
 
   /** Per row, whether it holds `expiry` after the extension statement (and, when it matched fewer than all, the read back). */
@@ -288,12 +278,8 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
     rows: readonly { readonly id: RowId; readonly token: Date }[],
   ): Promise<boolean[]> {
     const bound = this.#settlements.deleteManyReturning(rows);
-    const [results] = await this.#context.pool.query({
-      sql: bound.sql,
-      values: bound.values,
-      rowsAsArray: true,
-    });
-    const sets = (results as unknown[]).filter((result): result is unknown[] => Array.isArray(result));
+    const results: unknown[] = await selectRows(this.#context.pool, bound.sql, bound.values);
+    const sets = results.filter((result): result is unknown[] => Array.isArray(result));
     if (sets.length !== rows.length) {
       throw new Error(
         `Internal: a coalesced delete of ${rows.length} rows answered ${sets.length} result sets.`,

@@ -230,12 +230,9 @@ export class MysqlDriver implements Driver {
       logger: options.logger,
     };
     const now = new Date();
-    const claimStatement =
-      table.form === "rowLock"
-        ? statements.rowLockClaim(now, 1).sql
-        : table.form === "lease"
-          ? statements.leaseSelect(now, 1).sql
-          : statements.advisoryCandidates(now, 1).sql;
+    const claimStatement = (
+      table.form === "advisory" ? statements.advisoryCandidates(now, 1) : statements.rowLockClaim(now, 1)
+    ).sql;
     const dead =
       table.deadLetter !== undefined && "table" in table.deadLetter ? table.deadLetter.table : undefined;
     const deadStatement =
