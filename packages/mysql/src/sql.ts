@@ -17,12 +17,7 @@ export interface Bound {
   readonly values: unknown[];
 }
 
-/**
- * Quotes an identifier in backticks, doubling any backtick inside it.
- *
- * @throws {DeclarationError} for a name MySQL cannot hold: empty, longer than 64 characters,
- * holding a NUL character, or ending with a space.
- */
+/** Quotes an identifier in backticks, doubling any inside; a name MySQL cannot hold throws `DeclarationError`. */
 export function quoteIdentifier(name: string, table?: string): string {
   const problem =
     name.length === 0
@@ -491,10 +486,7 @@ export class SettlementStatements {
     return { sql, values: [...(kind === "release" ? [] : [value]), ...this.#whereValues(id, token)] };
   }
 
-  /**
-   * The SET list of an update of `kind`: its own column (one `?`, but for a plain release) plus
-   * what every kept row gets in this form; `null` when there is nothing to set.
-   */
+  /** The SET list of `kind`: its own column (one `?`, none for a plain release) plus what every kept row gets in this form. */
   #sets(kind: "markProcessed" | "releaseAt" | "release" | "moveToGroup"): string | null {
     const c = this.#table.columns;
     const first =
@@ -735,13 +727,7 @@ export function insertStatement(
   };
 }
 
-/**
- * The recommended `CREATE TABLE` for `table`: BIGINT AUTO_INCREMENT id, the payload as JSON,
- * LONGTEXT or LONGBLOB, attempt INT NOT NULL DEFAULT 1, times as DATETIME(6) (no time zone:
- * the driver writes UTC), priority INT NOT NULL DEFAULT 0, the group as VARCHAR(191) with a
- * binary collation (groups compare exactly), the key the same with its unique index, extra
- * columns as VARCHAR(191), InnoDB, utf8mb4, and the claim-order index.
- */
+/** The recommended `CREATE TABLE` for `table`: times as DATETIME(6) in UTC, groups and keys compared exactly (binary collation). */
 export function createTableSql(table: TableDefinition): string {
   const q = (column: string): string => quoteIdentifier(column, table.name);
   const c = table.columns;
