@@ -1,21 +1,8 @@
 /**
- * The advisory lock form on MySQL/MariaDB. A claim selects claimable rows in claim order with
- * their lock names, leaving out names another session holds (`IS_USED_LOCK(name) IS NULL`), and
- * more of them than it needs (those it does not try serve the next claims for a moment, see
- * {@link SPARE_CANDIDATES_MS}). For each distinct name it checks a connection out of the pool and
- * runs `GET_LOCK(name, 0)` (the names a claim needs side by side, each on its own connection),
- * which never waits: 0 releases the connection and passes over; 1 takes
- * the row while it is still claimable (`attempt + 1`, then reads it), or unlocks and passes over
- * when it no longer is. The connection, holding the lock, stays with the delivery: the settlement
- * runs on it, then `RELEASE_LOCK(name)` (an ack that deletes the row: one statement that deletes
- * and releases, see `#settleAndUnlock`); a release the server does not confirm closes the
- * connection. A key belongs to the server, not the table: two tables whose keys match wait for
- * each other. The lock name is built in one place, `lockNameExpression` in `sql.ts`.
- *
- * With a per-key limit n above 1 (`advisoryLock: { key, limit }`), the candidates carry the full
- * key and leave out keys whose n slots are all used; a claim tries up to n rows a key, each with
- * one `SELECT CASE` that takes the row's own lock and then the first free slot, never waiting
- * (`slotLockSql`); the delivery holds both, released together after the settlement.
+ * The advisory lock form on MySQL/MariaDB (DRIVERS.md, "Advisory lock form"): candidates whose
+ * names are free, then per name, on a connection of its own, `GET_LOCK(name, 0)` and the take; the
+ * connection stays with the delivery until the settlement and `RELEASE_LOCK`. With a per-key limit
+ * above 1, one `SELECT CASE` takes the row's own lock and a free slot (`slotLockSql`).
  *
  * @module
  */
@@ -33,6 +20,7 @@ import {
   advisoryRowGone,
   advisoryRowKey,
   advisorySlotKey,
+  bodyRunning,
   firstRowsPerKey,
   isAckSettlement,
   keepTakenOnFailure,
@@ -44,20 +32,13 @@ import { classifyError, normalizeError } from "./normalize-error.js";
 import { type ConnectionLike, letGo, matchedRows, run, selectRows } from "./pool-like.js";
 import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
-import {
-  type Bound,
-  lockNameOf,
-  lockSql,
-  releaseSlotSql,
-  type SettlementStatements,
-  slotLockSql,
-} from "./sql.js";
-import { advisoryTransaction, bodyRunning } from "./transactional.js";
+import { lockNameOf, lockSql, releaseSlotSql, type SettlementStatements, slotLockSql } from "./sql.js";
+import { advisoryTransaction } from "./transactional.js";
 
 /** The advisory token: the connection holding the lock and the lock name (which `key` also holds). */
 export interface MysqlAdvisoryToken extends AdvisoryToken {
   readonly connection: ConnectionLike;
-  /** The `GET_LOCK` name: database, `.`, key (a limit above 1: the slot's key); or its SHA-256 past 64 characters. */
+  /** The `GET_LOCK` name (a limit above 1: the slot's). */
   readonly lockName: string;
   /** With a limit above 1: the `GET_LOCK` name of the row's own lock, held beside the slot. */
   readonly rowLockName?: string;
@@ -66,17 +47,8 @@ export interface MysqlAdvisoryToken extends AdvisoryToken {
 /** How many more candidates than `limit` a claim reads, so that names taken meanwhile can be passed over. */
 const candidateFactor = 3;
 
-/**
- * How long candidates a claim read but did not try serve the next claims, in milliseconds. A row
- * published meanwhile ahead of them in claim order waits at most this long (or until they are
- * used); the next claims save their candidate read (one round trip a claim).
- */
+/** How long candidates a claim read but did not try serve the next claims (saving their read), in milliseconds. */
 export const SPARE_CANDIDATES_MS = 250;
-
-/** The lock name of a candidate row read as an array (id, name). */
-function lockNameOfRow(row: readonly unknown[]): string {
-  return String(row[1]);
-}
 
 /** The advisory lock claimer of one subscription. */
 export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken> {
@@ -94,11 +66,8 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
   }
 
   /**
-   * Candidates a claim read and did not try (names it did not need), in claim order, kept for
-   * the next claim for {@link SPARE_CANDIDATES_MS}: a claim that finds them skips its candidate
-   * read. Using a stale one is safe (the take checks the row is still claimable, under its lock)
-   * and costs only the round trips of the try. A settlement other than an ack (a retry makes its
-   * row due again, ahead of them), a release and a transactional handler drop them.
+   * Candidates a claim did not try, kept for {@link SPARE_CANDIDATES_MS} (a stale one is safe: the
+   * take checks the row). Anything that may make a row due ahead of them drops them.
    */
   #spares: { id: RowId; lockName: string }[] = [];
   #sparesReadAt = 0;
@@ -118,12 +87,10 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
         keepTakenOnFailure(logger, table.name, "taking a row", claimed.length, normalized);
         return claimed;
       }
-      const next = end.next;
       if (claimed.length >= limit || fresh) {
-        this.#keepSpares(candidates.slice(next));
+        if (end.next < candidates.length) this.#spares = candidates.slice(end.next);
         return claimed;
       }
-      // The spares ran out before the claim was full: read candidates afresh, once.
       fresh = true;
       try {
         candidates = await this.#readCandidates(now, limit);
@@ -145,11 +112,13 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
       throw normalizeError(error, { table: table.name, operation: "advisory claim" });
     }
     this.#sparesReadAt = Date.now();
-    // One candidate per name; with a limit n above 1, the first n of each full key (one per slot).
-    return firstRowsPerKey(rows, table.advisoryLimit, rows.length, lockNameOfRow, (row, lockName) => ({
-      id: row[0] as RowId,
-      lockName,
-    }));
+    return firstRowsPerKey(
+      rows,
+      table.advisoryLimit,
+      rows.length,
+      (row) => String(row[1]),
+      (row, lockName) => ({ id: row[0] as RowId, lockName }),
+    );
   }
 
   /** The spares, if read recently enough, handed to one claim (a claim running beside it reads its own). */
@@ -159,15 +128,7 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
     return Date.now() - this.#sparesReadAt <= SPARE_CANDIDATES_MS ? spares : [];
   }
 
-  #keepSpares(spares: { id: RowId; lockName: string }[]): void {
-    if (spares.length > 0) this.#spares = spares;
-  }
-
-  /**
-   * Locks `lockName` on a connection of its own (a limit above 1: the row's lock and a free slot
-   * of the full key `lockName`, see {@link slotLockSql}) and takes row `id` while it is still
-   * claimable; `null` to pass over.
-   */
+  /** Locks the candidate's name (or its row's lock and a free slot) on a connection of its own and takes row `id`; `null` to pass over. */
   async #take(id: RowId, candidateName: string, now: Date): Promise<Claimed<MysqlAdvisoryToken> | null> {
     const { pool, table, statements } = this.#context;
     const connection = await pool.getConnection();
@@ -192,7 +153,7 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
         const got = await selectRows(connection, slotLockSql(limit), [rowName, ...slotNames]);
         const slot = Number(got[0]?.[0]);
         if (slot === -1) {
-          await unlock(connection, rowName);
+          await unlockHeld(connection, { lockName: rowName });
           return null;
         }
         if (!(slot >= 1 && slot <= limit)) {
@@ -224,90 +185,48 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
       const row = claimedRowOf(table, values, take !== null);
       return { row, token: Object.freeze({ form: "advisory", key: lockName, ...held, connection }) };
     } catch (error) {
-      // Closing the session drops its lock with it.
       letGo(connection, locked || classifyError(error).connectionLost);
       throw error;
     }
   }
 
+  /**
+   * Settles on the lock's connection, then unlocks. A delete on a table with an attempt column
+   * (every take then a locking `UPDATE`) with a limit of 1 deletes and unlocks in one statement
+   * (`deleteAndUnlock`): the lock goes only after the statement write-locked the row, which it
+   * holds until it commits, so a take that got the lock in between waits for it and finds the row
+   * gone. A failed settlement closes the session, which drops the lock.
+   */
   async settle(token: MysqlAdvisoryToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
     if (!isAckSettlement(settlement)) this.#spares = [];
-    const unlocking = this.#unlockingStatement(settlement, row.id, token.lockName);
-    if (unlocking !== null) return this.#settleAndUnlock(token, row, settlement, unlocking);
-    let matched: number;
-    try {
-      matched = await applySettlement(
-        token.connection,
-        this.#settlements,
-        settlement,
-        row.id,
-        undefined,
-        "autocommit",
-      );
-    } catch (error) {
-      // The lock goes with the session: close it rather than leave the key held.
-      letGo(token.connection, true);
-      throw normalizeError(error, {
-        table: this.#context.table.name,
-        operation: `advisory ${settlement.kind}`,
-      });
-    }
-    await unlockHeld(token.connection, token);
-    if (matched === 0)
-      throw advisoryRowGone(this.#context.table.name, row.id, token.lockName, settlement.kind);
-  }
-
-  /**
-   * The one statement that settles and unlocks together, where that is safe: a delete (an ack on
-   * a table without processedAt) on a table with an attempt column (every take of a row is then
-   * a locking `UPDATE`). Elsewhere the settlement and `RELEASE_LOCK` are two statements.
-   */
-  #unlockingStatement(settlement: Settlement, id: RowId, lockName: string): Bound | null {
     const { table } = this.#context;
-    // A limit above 1 holds two locks: the settlement runs on its own, then both are released.
-    if (table.advisoryLimit > 1) return null;
-    if (table.columns.attempt === undefined || settlement.kind !== "delete") return null;
-    return this.#settlements.deleteAndUnlock(id, lockName);
-  }
-
-  /**
-   * Delete and unlock in one round trip (`SettlementStatements.deleteAndUnlock`). Safe because
-   * the statement releases the lock only after it found and write-locked the row, and holds that
-   * row lock until it commits (autocommit: at the statement's end): a session that takes the lock
-   * in between takes a row only through a locking `UPDATE … WHERE id = ? AND <claimable>` (the
-   * advisory take, on a table with an attempt column), which waits for the row lock and then
-   * finds the row deleted, so it passes over it. The candidates' plain read may still list the
-   * row: it only proposes names, and the take decides.
-   * When the statement matches nothing the lock may still be held: it is released on its own, and
-   * a release that fails closes the session (which drops the lock).
-   */
-  async #settleAndUnlock(
-    token: MysqlAdvisoryToken,
-    row: ClaimedRow,
-    settlement: Settlement,
-    statement: Bound,
-  ): Promise<void> {
+    const together =
+      table.advisoryLimit === 1 && table.columns.attempt !== undefined && settlement.kind === "delete";
     let matched: number;
     try {
-      matched = matchedRows(await run(token.connection, statement.sql, statement.values));
+      if (together) {
+        const statement = this.#settlements.deleteAndUnlock(row.id, token.lockName);
+        matched = matchedRows(await run(token.connection, statement.sql, statement.values));
+      } else {
+        matched = await applySettlement(
+          token.connection,
+          this.#settlements,
+          settlement,
+          row.id,
+          undefined,
+          "autocommit",
+        );
+      }
     } catch (error) {
-      // The lock goes with the session: close it rather than leave the key held.
       letGo(token.connection, true);
-      throw normalizeError(error, {
-        table: this.#context.table.name,
-        operation: `advisory ${settlement.kind}`,
-      });
+      throw normalizeError(error, { table: table.name, operation: `advisory ${settlement.kind}` });
     }
-    if (matched > 0) {
-      letGo(token.connection, false);
-      return;
-    }
-    await unlock(token.connection, token.lockName);
-    throw advisoryRowGone(this.#context.table.name, row.id, token.lockName, settlement.kind);
+    if (together && matched > 0) letGo(token.connection, false);
+    else await unlockHeld(token.connection, token);
+    if (matched === 0) throw advisoryRowGone(table.name, row.id, token.lockName, settlement.kind);
   }
 
   release(token: MysqlAdvisoryToken): Promise<void> {
-    // The row stays due, ahead of the spares in claim order.
     this.#spares = [];
     // A transactional body still running on it: close the session (the lock goes with it).
     if (bodyRunning(token.connection)) {
@@ -319,7 +238,6 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
 
   /** Transactional handlers: the body and its settlement in one transaction on the lock's session (`src/transactional.ts`). */
   transaction(token: MysqlAdvisoryToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
-    // The body may settle the row as a retry: the spares may no longer be first in claim order.
     this.#spares = [];
     const { table } = this.#context;
     return advisoryTransaction(token.connection, this.#settlements, table, row.id, token.key, work, () =>
@@ -333,36 +251,21 @@ export class MysqlAdvisoryClaimer implements AdvisoryClaimer<MysqlAdvisoryToken>
 }
 
 /**
- * `RELEASE_LOCK(name)`, then returns the connection to its pool; a release that does not return
- * 1 (or fails) closes the connection instead, which drops any lock it still holds.
- */
-/**
- * Releases what a delivery holds: its lock name, or (a limit above 1) its slot's and its row's
- * (`RELEASE_LOCK` of each, one statement), then returns the connection; a release not confirmed
- * for both closes the connection instead.
+ * Releases what a delivery holds, its lock name (and, with a limit above 1, its row's lock, in one
+ * statement), then returns the connection; a release not confirmed closes it, dropping its locks.
  */
 async function unlockHeld(
   connection: ConnectionLike,
   held: { readonly lockName: string; readonly rowLockName?: string | undefined },
 ): Promise<void> {
-  if (held.rowLockName === undefined) return unlock(connection, held.lockName);
+  const { rowLockName } = held;
   let released = false;
   try {
-    const rows = await selectRows(connection, releaseSlotSql, [held.lockName, held.rowLockName]);
-    released = Number(rows[0]?.[0]) === 2;
-  } catch {
-    released = false;
-  }
-  letGo(connection, !released);
-}
-
-async function unlock(connection: ConnectionLike, lockName: string): Promise<void> {
-  let released = false;
-  try {
-    const rows = await selectRows(connection, lockSql.release, [lockName]);
-    released = Number(rows[0]?.[0]) === 1;
-  } catch {
-    released = false;
-  }
+    const rows =
+      rowLockName === undefined
+        ? await selectRows(connection, lockSql.release, [held.lockName])
+        : await selectRows(connection, releaseSlotSql, [held.lockName, rowLockName]);
+    released = Number(rows[0]?.[0]) === (rowLockName === undefined ? 1 : 2);
+  } catch {}
   letGo(connection, !released);
 }

@@ -1,9 +1,6 @@
 /**
- * Bounded connection waits. mysql2's pool waits for a free connection for ever (it has no
- * acquire timeout), so every connection the driver takes (a claim, a delivery's held session, a
- * publish, a one-off statement) goes through {@link BoundedPool}: it waits at most
- * `acquireTimeoutMs` and then fails with a `ConnectionTimeoutError` naming the pool's size and the
- * fix, never hangs. A connection that arrives after its wait gave up goes straight back. A
+ * Bounded connection waits: mysql2's pool waits for a free connection for ever, so every
+ * connection the driver takes goes through {@link BoundedPool} (core's `acquireWithin`). A
  * connection the server refuses fails with `ConnectionLostError`.
  *
  * @module
@@ -11,10 +8,7 @@
 import { ConnectionLostError } from "@rowclaim/core";
 import { acquireWithin } from "@rowclaim/core/driver";
 import { classifyError } from "./normalize-error.js";
-import type { ConnectionLike, PoolLike, QueryOptionsLike } from "./pool-like.js";
-
-/** How long the driver waits for a connection from the pool unless told (core's default), in milliseconds. */
-export { DEFAULT_ACQUIRE_TIMEOUT_MS } from "@rowclaim/core/driver";
+import { type ConnectionLike, letGo, type PoolLike, type QueryOptionsLike } from "./pool-like.js";
 
 /** The `connectionLimit` of a mysql2 pool (promise or callback), when the pool shows it. */
 export function poolConnectionLimit(pool: PoolLike): number | undefined {
@@ -75,12 +69,7 @@ export class BoundedPool implements PoolLike {
       broken = classifyError(error).connectionLost;
       throw error;
     } finally {
-      try {
-        if (broken) connection.destroy();
-        else connection.release();
-      } catch {
-        // The connection is already gone.
-      }
+      letGo(connection, broken);
     }
   }
 

@@ -1,17 +1,12 @@
 /**
- * Turns a row read as an array (described columns in `allColumns` order, mysql2's `rowsAsArray`)
- * into core's {@link ClaimedRow}.
+ * Turns a row read as an array (mysql2's `rowsAsArray`) into core's {@link ClaimedRow}.
  *
  * @module
  */
 import type { TableDefinition } from "@rowclaim/core";
 import { type ClaimedRow, decodeClaimedRow } from "@rowclaim/core/driver";
 
-/**
- * Decodes one row read as an array (core's `decodeClaimedRow` holds the rules, attempt accounting
- * included): the values are named by `allColumns`, in order. JSON payloads arrive as text
- * (`jsonStrings: true`), so core parses them once.
- */
+/** Decodes one row read as an array, its values named by `allColumns` in order, with core's `decodeClaimedRow`. */
 export function claimedRowOf(
   table: TableDefinition,
   values: readonly unknown[],

@@ -11,7 +11,6 @@ import type { ServerFamily } from "./version.js";
 /** A subscription's table, statements and pool. */
 export interface ClaimerContext {
   readonly pool: PoolLike;
-  /** The server's family: MariaDB deletes with `RETURNING`, MySQL does not have it. */
   readonly family: ServerFamily;
   readonly table: TableDefinition;
   readonly statements: TableStatements;

@@ -1,11 +1,7 @@
 /**
- * The SQL of the MySQL/MariaDB driver's control table (`rowclaim_controls`, see `@rowclaim/core`'s
- * `controls.ts`): its `CREATE TABLE`, the read of one table's rows, the pause upsert, and the
- * rate take: one `INSERT … ON DUPLICATE KEY UPDATE` whose row lock makes every take of one scope
- * wait for the one before it. MySQL has no `RETURNING`, so the take hands back what it counted
- * through `LAST_INSERT_ID(expr)`, which the statement's result header carries as `insertId`
- * (the assignments of `ON DUPLICATE KEY UPDATE` run left to right, each reading the row as the
- * ones before it left it). Values always travel as parameters; the one identifier is quoted.
+ * The SQL of the control table (`rowclaim_controls`). The rate take is one `INSERT … ON DUPLICATE
+ * KEY UPDATE` handing its count back through `LAST_INSERT_ID(expr)` (the header's `insertId`); its
+ * assignments run left to right, each reading the row as the ones before it left it.
  *
  * @module
  */
@@ -43,10 +39,7 @@ export function controlsSetPausedValues(tableKey: string, scope: string, paused:
   return [tableKey, scope, paused, paused, paused, paused, paused];
 }
 
-/**
- * Counts up to `want` rows in window `window` of one scope, at most `limit` per window; the
- * result header's `insertId` is how many it counted. Values: {@link controlsTakeRateValues}.
- */
+/** Counts up to `want` rows in window `window` of one scope, at most `limit` a window; `insertId` says how many. */
 export const controlsTakeRateSql = `INSERT INTO ${table} (table_name, scope, rate_window, rate_count, rate_limit, rate_interval_ms, rate_granted)
 VALUES (?, ?, ?, LEAST(?, ?), ?, ?, LAST_INSERT_ID(LEAST(?, ?)))
 ON DUPLICATE KEY UPDATE

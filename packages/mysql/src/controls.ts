@@ -1,9 +1,6 @@
 /**
- * The MySQL/MariaDB driver's control store (`ControlStore` of `@rowclaim/core`): pauses and
- * rate counters in `rowclaim_controls` (`src/controls-sql.ts`). Each call is one statement on
- * a connection of the pool, returned at once; a rate take that meets a deadlock (a Galera
- * certification conflict between nodes) runs again. No watch: subscriptions read the pauses
- * every poll interval.
+ * The MySQL/MariaDB driver's control store: core's `ControlTable` over `controls-sql.ts`, each
+ * statement run again after a deadlock (a Galera certification conflict). No watch.
  *
  * @module
  */
@@ -22,10 +19,7 @@ import { normalizeError } from "./normalize-error.js";
 import type { QueryableLike, ResultHeaderLike } from "./pool-like.js";
 import { withDeadlockRetry } from "./retry.js";
 
-/** MySQL's "table doesn't exist". */
-const NO_SUCH_TABLE = 1146;
-
-/** The MySQL/MariaDB control statements, each one query on `pool`, run again after a deadlock. */
+/** The MySQL/MariaDB control statements, each one query on `pool`. */
 function mysqlControlStatements(pool: QueryableLike): ControlStatements {
   const run = async (table: string, what: string, sql: string, values: unknown[]): Promise<unknown> => {
     try {
@@ -48,7 +42,8 @@ function mysqlControlStatements(pool: QueryableLike): ControlStatements {
         const [rows] = (await pool.query(controlsReadSql, [table])) as [Record<string, unknown>[], unknown];
         return rows;
       } catch (error) {
-        if ((error as { errno?: unknown }).errno === NO_SUCH_TABLE) return undefined;
+        // ER_NO_SUCH_TABLE: not created yet.
+        if ((error as { errno?: unknown }).errno === 1146) return undefined;
         throw normalizeError(error, { table, operation: "control table read", statement: controlsReadSql });
       }
     },

@@ -1,7 +1,6 @@
 /**
- * The MySQL/MariaDB driver's {@link ConnectionSession} (core's short-work runner, `onConnection`):
- * a connection of the bounded pool, with `START TRANSACTION`, `COMMIT` and `ROLLBACK`; one whose
- * rollback failed is closed, not returned (it may still hold the transaction).
+ * The driver's {@link ConnectionSession} for core's `onConnection`: a connection of the bounded
+ * pool, with `START TRANSACTION`, `COMMIT` and `ROLLBACK`.
  *
  * @module
  */

@@ -1,16 +1,7 @@
 /**
- * The lease form on MySQL/MariaDB. A claim is one short transaction at READ COMMITTED (unless the
- * table names a level): a locking select of due rows (`FOR UPDATE SKIP LOCKED`, claim order,
- * LIMIT) that reads the rows whole, one UPDATE of those rows writing the host's expiry into
- * lockedUntil and `attempt + 1`, then COMMIT: the handler runs with no connection held. A claim
- * of one row (not FIFO) first tries two autocommitted statements instead, a plain read of a few
- * candidates and a guarded single-row UPDATE (`#claimSingle`), and falls back to the transaction
- * when other claims took every candidate first. Neither
- * MySQL nor MariaDB 10.11 has `UPDATE … RETURNING`; the claim does not read the rows back but
- * writes the update's two values into the rows it selected (a FIFO head is read back). Settlements apply only
- * `WHERE id = ? AND lockedUntil = <token>`; a settlement that matches no row fails with
- * `LEASE_LOST` and changes nothing. An extension is one statement for every held row, each
- * fenced by its own token (`extend`).
+ * The lease form on MySQL/MariaDB (DRIVERS.md, "Lease form"): a claim is one short transaction, a
+ * locking select that reads the rows whole and one `UPDATE` of them; with no `UPDATE … RETURNING`,
+ * the claim writes the update's values into the rows it read (a FIFO head is read back).
  *
  * @module
  */
@@ -38,16 +29,8 @@ import { type SettlementStatements, transactionSql } from "./sql.js";
 import { beginAt, commitAndRelease, rollbackAndRelease, type SessionLockRelease } from "./transaction.js";
 import { leaseTransaction } from "./transactional.js";
 
-/**
- * How many candidates a one-row lease claim reads (`#claimSingle`): the first it can take is
- * delivered; a claim that loses every one to other claims falls back to the locking claim.
- */
+/** How many candidates a one-row lease claim reads (`#claimSingle`). */
 const SINGLE_CLAIM_CANDIDATES = 3;
-
-/** The first value of a row read as an array (an id the statement answered). */
-function firstValue(row: readonly unknown[]): unknown {
-  return row[0];
-}
 
 /** The lease claimer of one subscription. */
 export class MysqlLeaseClaimer implements LeaseClaimer {
@@ -89,15 +72,9 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
 
   /**
    * A claim of one row in two autocommitted statements instead of a transaction's four: a plain
-   * read of a few candidates in claim order (whole rows), then, per candidate in turn, one
-   * `UPDATE … SET lockedUntil = ?, attempt = attempt + 1 WHERE id = ? AND <claimable> AND attempt
-   * = <as read>`. The update locks the row and checks the condition on its latest committed
-   * version, so exactly one claim matches a row (a claim that comes second finds the lease it
-   * wrote, not claimable), and a match means the row is as the candidate read showed it (the
-   * attempt guard: no other claim and settlement came between). The rows delivered are the
-   * candidates with the update's two values. `[]` when no row is claimable; `null` when every
-   * candidate was taken first by another claim: the caller then claims with the transaction
-   * (`FOR UPDATE SKIP LOCKED`), which passes over rows other claims hold.
+   * read of a few candidates, then per candidate `leaseTakeOne`, whose update checks the row's
+   * latest committed version (and, by the attempt, that nothing came between). `null` when other
+   * claims took every candidate first: the caller then claims with the transaction.
    */
   async #claimSingle({ now, expiry }: LeaseClaimRequest): Promise<readonly Claimed<LeaseToken>[] | null> {
     const { pool, table, statements } = this.#context;
@@ -137,10 +114,8 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
     try {
       await beginAt(connection, table.isolation ?? "read committed");
       let ids: unknown[];
-      // Rows read whole by the locking select (not FIFO); FIFO reads its head back after the update.
       let selected: unknown[][] | undefined;
       if (table.fifo) {
-        // The group's guard, held only while this claim commits: another claim of the group waits.
         if (!(await takeFifoGuard(connection, statements, LEASE_GUARD_WAIT_SECONDS))) {
           await commitAndRelease(connection);
           return [];
@@ -164,7 +139,6 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
         const read = statements.readRows(ids);
         rows = await selectRows(connection, read.sql, read.values);
       } else {
-        // The rows as the update left them, without reading them back: the expiry, attempt + 1.
         rows = selected.map((values) => takenValues(values, expiry));
       }
       await commitAndRelease(connection, guard);
@@ -177,16 +151,9 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
   }
 
   /**
-   * Moves every held lease that still holds its own token to `expiry`, in one autocommitted
-   * statement (`leaseExtend`: all the rows it matches move, or none does), and reads back which
-   * rows hold `expiry` when it matched fewer than all. Should the connection be lost on the way
-   * (the statement may have been applied or not), the extension runs once more on another
-   * connection: rows the lost statement moved no longer match their old tokens, rows it did not
-   * move match now, and the read back finds both, so the broker learns every new token and no
-   * row is left extended behind its back. (Only when that second run fails too does the
-   * extension throw, and the broker keeps the old tokens.) A row held twice, under two tokens
-   * (taken over and claimed again by the same subscription), is extended in a second statement
-   * after the first; at most one of its holds can move.
+   * Moves every held lease still holding its token to `expiry` in one statement, reading back which
+   * rows hold it when it matched fewer than all; a lost connection runs it once more (DRIVERS.md,
+   * "Lease form"). A row held under two tokens is extended in a second statement.
    */
   async extend(
     held: readonly { readonly id: RowId; readonly token: LeaseToken }[],
@@ -210,7 +177,10 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
             round.push(row);
           }
         }
-        const flags = await this.#extendRound(round, expiry);
+        const flags = await this.#extendOnce(round, expiry).catch((error: unknown) => {
+          if (!classifyError(error).connectionLost) throw error;
+          return this.#extendOnce(round, expiry);
+        });
         round.forEach((row, position) => {
           if (flags[position] !== true) return;
           moved[row.index] = true;
@@ -222,19 +192,6 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
       throw normalizeError(error, { table: this.#context.table.name, operation: "lease extension" });
     }
     return moved.map((flag) => (flag ? next : null));
-  }
-
-  /** One extension statement for rows of distinct ids; once more on another connection when the connection was lost. */
-  async #extendRound(
-    rows: readonly { readonly id: RowId; readonly token: LeaseToken }[],
-    expiry: Date,
-  ): Promise<boolean[]> {
-    try {
-      return await this.#extendOnce(rows, expiry);
-    } catch (error) {
-      if (!classifyError(error).connectionLost) throw error;
-      return this.#extendOnce(rows, expiry);
-    }
   }
 
   /** Per row, whether it holds `expiry` after the extension statement (and, when it matched fewer than all, the read back). */
@@ -258,7 +215,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
         rows.map(({ id }) => id),
         expiry,
       );
-      return heldAmong(rows, await selectRows(connection, read.sql, read.values), firstValue);
+      return heldAmong(rows, await selectRows(connection, read.sql, read.values), (row) => row[0]);
     } catch (error) {
       broken = classifyError(error).connectionLost;
       throw error;
@@ -296,17 +253,9 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
   }
 
   /**
-   * Coalesced acknowledgement: settles every row of `held` that still holds its own token, with
-   * one commit, and says which did. On MariaDB a delete is one compound statement and one
-   * transaction of one `DELETE … WHERE id = ? AND lockedUntil = ? RETURNING id` per row (MariaDB's
-   * `DELETE` takes no index hint, and a `DELETE … WHERE id IN (…)` on a small table scans it
-   * whole, waiting on rows others hold): one round trip, and each row's result set says whether
-   * it was deleted. Elsewhere (a mark as processed, or MySQL, which has no
-   * `RETURNING`) it is one transaction: the fenced statement, then COMMIT when it matched every
-   * row; when it matched fewer, ROLLBACK and, in a new transaction, the rows still holding their
-   * tokens are read `FOR UPDATE` (locked: nobody can move them meanwhile), the statement runs on
-   * exactly those, and COMMIT. A database error rolls the transaction back (or fails the single
-   * statement): no row changed, and the error is thrown, normalised.
+   * Coalesced acknowledgement, one commit. A delete on MariaDB: `deleteManyReturning`, one round
+   * trip. Elsewhere one transaction: the fenced statement, COMMIT when it matched every row; else
+   * ROLLBACK, then the rows still holding their tokens read `FOR UPDATE`, settled, and COMMIT.
    */
   async settleMany({ rows: held, settlement }: Acks<HeldLease>): Promise<readonly boolean[]> {
     if (held.length === 0) return [];
@@ -324,20 +273,13 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
     return settled === "all" ? held.map(() => true) : settled;
   }
 
-  /**
-   * MariaDB's coalesced delete (`deleteManyReturning`): one round trip and one commit; per row
-   * of `rows`, in order, whether it was deleted (its own result set holds its id).
-   */
+  /** MariaDB's coalesced delete (`deleteManyReturning`): per row of `rows`, whether it was deleted. */
   async #deleteManyReturning(
     rows: readonly { readonly id: RowId; readonly token: Date }[],
   ): Promise<boolean[]> {
     const bound = this.#settlements.deleteManyReturning(rows);
-    const [results] = await this.#context.pool.query({
-      sql: bound.sql,
-      values: bound.values,
-      rowsAsArray: true,
-    });
-    const sets = (results as unknown[]).filter((result): result is unknown[] => Array.isArray(result));
+    const results: unknown[] = await selectRows(this.#context.pool, bound.sql, bound.values);
+    const sets = results.filter((result): result is unknown[] => Array.isArray(result));
     if (sets.length !== rows.length) {
       throw new Error(
         `Internal: a coalesced delete of ${rows.length} rows answered ${sets.length} result sets.`,
@@ -359,7 +301,6 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
         await commitAndRelease(connection);
         return "all";
       }
-      // Some row holds another token (or is gone): find which, under lock, and settle the others.
       await run(connection, transactionSql.rollback);
       await run(connection, transactionSql.begin);
       const lock = this.#settlements.lockHeld(rows);

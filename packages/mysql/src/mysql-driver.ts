@@ -52,11 +52,7 @@ import { claimOrderColumns, createTableSql, TableStatements } from "./sql.js";
 import { publishUniqueRows } from "./unique-publish.js";
 import { assertFloor, parseServerVersion } from "./version.js";
 
-/**
- * How the driver reaches the server: a `mysql2/promise` pool you own (never ended by the
- * driver; make it with `timezone: "Z"`, see the README), or a URL for a pool the driver makes
- * and ends on `close()`.
- */
+/** A `mysql2/promise` pool you own (made as the README says; never ended by the driver), or a URL for a pool of its own. */
 export type MysqlDriverOptions = (
   | { readonly pool: PoolLike }
   | {
@@ -65,22 +61,11 @@ export type MysqlDriverOptions = (
       readonly connectionLimit?: number;
     }
 ) & {
-  /**
-   * Takes the server for this `VERSION()` text (`"8.0.0"`, `"10.5.27-MariaDB"`) instead of the
-   * one it reports: the version floor is checked against it. For tests of the floor (the
-   * conformance suite's `SERVER_TOO_OLD` test); leave it unset otherwise.
-   */
+  /** Takes the server for this `VERSION()` text (`"10.5.27-MariaDB"`), for tests of the version floor; leave it unset. */
   readonly assumeServerVersion?: string;
-  /**
-   * Startup probes to skip, for users who know their setup better (`src/probe.ts`, the README's
-   * "Where it runs"): `"multiMaster"`, `"advisoryLock"`, `"skipLocked"`. Default: none.
-   */
+  /** Startup probes to skip (`src/probe.ts`, the README's "Where it runs"). Default: none. */
   readonly skipProbes?: readonly ProbeName[];
-  /**
-   * How long any wait for a connection from the pool may last, in milliseconds, before it ends
-   * in a `ConnectionTimeoutError` (code `CONNECTION_TIMEOUT`) instead of waiting for ever
-   * (mysql2's pool has no bound of its own). Default 30,000.
-   */
+  /** How long a wait for a connection may last, in milliseconds, before `CONNECTION_TIMEOUT`. Default 30,000. */
   readonly acquireTimeoutMs?: number;
 };
 
@@ -96,28 +81,16 @@ const driverOptionKeys = Object.freeze(
   } satisfies OptionKeySet<MysqlDriverOptions>),
 );
 
-/**
- * Refuses options `createMysqlDriver()` cannot work with, as `createBroker()` refuses its own:
- * an unknown key (a misspelled `connectionLimt` would else leave the default pool), and a `url`
- * that is not a `mysql://` (or `mariadb://`) URL.
- *
- * @throws {InvalidArgumentError} naming the key (and the nearest valid one) or the URL's form.
- */
+/** Refuses an unknown key and a `url` that is not `mysql://` or `mariadb://`, with `InvalidArgumentError`. */
 function checkDriverOptions(options: object): void {
   refuseUnknownOptions(options, driverOptionKeys, "createMysqlDriver()");
   const url = (options as { url?: unknown }).url;
-  if (typeof url === "string" && url !== "" && !isMysqlUrl(url)) {
+  const protocol = typeof url === "string" && URL.canParse(url) ? new URL(url).protocol : undefined;
+  if (typeof url === "string" && url !== "" && protocol !== "mysql:" && protocol !== "mariadb:") {
     throw new InvalidArgumentError(
       `createMysqlDriver({ url }): ${JSON.stringify(url.replace(/(\/\/[^/@:]*:)[^/@]*@/, "$1***@"))} is not a MySQL connection URL. Write it as "mysql://user:password@host:3306/database".`,
     );
   }
-}
-
-/** Whether `url` is a URL mysql2 reads as the user meant: `mysql://…` or `mariadb://…`. */
-function isMysqlUrl(url: string): boolean {
-  if (!URL.canParse(url)) return false;
-  const { protocol } = new URL(url);
-  return protocol === "mysql:" || protocol === "mariadb:";
 }
 
 /** What the MySQL driver offers: every form, FIFO in the row lock and lease forms, every isolation level. */
@@ -145,22 +118,18 @@ export class MysqlDriver implements Driver {
   readonly scheduleLedger: ScheduleLedger;
   /** The operations capability (cancel, redrive, prune, row listing): see `operations.ts`. */
   readonly operations: OperationsDriver;
-  /**
-   * Type only: transactional handler bodies (`delivery.transaction(async (client) => …)`) receive
-   * the mysql2/promise `PoolConnection` of the transaction.
-   */
+  /** Type only: transactional handler bodies receive the mysql2/promise `PoolConnection` of the transaction. */
   declare readonly "~transactionClient"?: PoolConnection;
   readonly #ownsPool: boolean;
-  /** The pool every statement of the driver goes through: {@link MysqlDriver.pool} with bounded waits. */
+  /** {@link MysqlDriver.pool} with bounded waits: what every statement goes through. */
   readonly #bounded: PoolLike;
   readonly #assumeServerVersion: string | undefined;
   readonly #probes: MysqlProbes;
-  /** Reads a table's counts and rows in work (`readQueueStatus`, `listInWork`): `src/queue-status.ts`. */
+  /** Reads a table's counts and rows in work (`src/queue-status.ts`). */
   readonly queueStatus: QueueStatusReader;
   /** Pauses and rate counters (`src/controls.ts`). */
   readonly controls: MysqlControlStore;
   #server: Promise<ServerInfo> | undefined;
-  /** The closed guard and close sequence (core's). */
   readonly #lifecycle = new DriverLifecycle("MySQL");
 
   constructor(options: MysqlDriverOptions) {
@@ -224,11 +193,7 @@ export class MysqlDriver implements Driver {
     return this.#server;
   }
 
-  /**
-   * Opens a subscription's claimer: refuses a pool smaller than the form needs (its
-   * `connectionLimit` against the subscription's workers), then checks the server and the table.
-   * Every failure is a rowclaim error.
-   */
+  /** Opens a subscription's claimer once the pool's size, the server and the table pass their checks. */
   open(table: TableDefinition, options: OpenOptions): Promise<Claimer> {
     return this.#lifecycle.open(
       table,
@@ -248,8 +213,6 @@ export class MysqlDriver implements Driver {
         { table: table.name },
       );
     }
-    // Locking claims name the claim-order index (see `TableStatements`); a table without one
-    // still works, but each claim may lock every due row until it commits.
     let claimIndex: string | undefined;
     if (table.form !== "advisory") {
       try {
@@ -267,12 +230,9 @@ export class MysqlDriver implements Driver {
       logger: options.logger,
     };
     const now = new Date();
-    const claimStatement =
-      table.form === "rowLock"
-        ? statements.rowLockClaim(now, 1).sql
-        : table.form === "lease"
-          ? statements.leaseSelect(now, 1).sql
-          : statements.advisoryCandidates(now, 1).sql;
+    const claimStatement = (
+      table.form === "advisory" ? statements.advisoryCandidates(now, 1) : statements.rowLockClaim(now, 1)
+    ).sql;
     const dead =
       table.deadLetter !== undefined && "table" in table.deadLetter ? table.deadLetter.table : undefined;
     const deadStatement =
@@ -322,10 +282,7 @@ export class MysqlDriver implements Driver {
     return publishRows(client, server, table, rows);
   }
 
-  /**
-   * Unique publishes (tables with a key column): each row inserted, the key's unique index
-   * deciding; a refused row keeps or replaces the queued holder. Races are retried inside.
-   */
+  /** Unique publishes (tables with a key column): `src/unique-publish.ts`. */
   async publishUnique(
     table: TableDefinition,
     rows: readonly UniquePublishRow[],

@@ -125,12 +125,7 @@ export function codeForError(error: unknown): BrokerErrorCode | undefined {
 export function classifyError(error: unknown): ErrorClass {
   if (BrokerError.is(error)) return transientCodes.has(error.code) ? classifyError(error.cause) : plain;
   if (typeof error !== "object" || error === null) return plain;
-  const { errno, code, fatal, message } = error as {
-    errno?: unknown;
-    code?: unknown;
-    fatal?: unknown;
-    message?: unknown;
-  };
+  const { errno, code, fatal, message } = error as Record<string, unknown>;
   const known = typeof errno === "number" ? errnoClasses[errno] : undefined;
   if (known !== undefined) return known;
   if ((typeof code === "string" && lostCodes.has(code)) || fatal === true) return lost;
@@ -139,13 +134,7 @@ export function classifyError(error: unknown): ErrorClass {
   return plain;
 }
 
-/**
- * Turns a native error into rowclaim's error where one fits (`SchemaError` for a missing table
- * or column, `InvalidArgumentError` for a value the column refuses, `AuthenticationError` and
- * `UnknownDatabaseError` for a connection the server refuses); returns any other error
- * as it is. The native error is the `cause`. The flow and the error classes are core's
- * (`nativeErrorNormalizer`); the words are MySQL's.
- */
+/** Turns a native error into rowclaim's error where one fits (the native error as `cause`), else returns it as it is. */
 export const normalizeError: (error: unknown, context: ErrorContext) => unknown =
   nativeErrorNormalizer<ErrorContext>({
     codeOf: codeForError,

@@ -1,10 +1,6 @@
 /**
- * The SQL of the operations capability on MySQL/MariaDB (cancel, remove, retry now, redrive,
- * prune, row listing). Nothing here waits on a row or key another session holds: rows are
- * locked `FOR UPDATE SKIP LOCKED` (a row lock's claim holds its rows `FOR UPDATE`), leases are
- * read by their expiry, advisory keys are tried with `GET_LOCK(name, 0)` (the lock name built by
- * `lockNameExpression`, the one place it is computed). Every statement changes at most one
- * batch: a `LIMIT`, or a list of ids.
+ * The SQL of the operations capability on MySQL/MariaDB (DRIVERS.md, "Operations"): nothing waits
+ * on a row or key another session holds, and every statement changes at most one batch.
  *
  * @module
  */
@@ -12,7 +8,7 @@ import { keyColumnOf, type RowFilter, type RowId, type RowState, type TableDefin
 import { type Bound, lockNameExpression, quoteDefinedTable, quoteIdentifier, quoteTable } from "./sql.js";
 
 /** A statement being built: text pieces and their placeholder values, in order. */
-class Builder {
+export class Builder {
   readonly values: unknown[] = [];
   /** Appends `sql` and its values; returns `sql`. */
   add(bound: Bound): string {
@@ -31,7 +27,8 @@ class Builder {
   }
 }
 
-const q = (table: TableDefinition) => (column: string) => quoteIdentifier(column, table.name);
+/** The quoting of `table`'s columns. */
+export const q = (table: TableDefinition) => (column: string) => quoteIdentifier(column, table.name);
 
 /** The payload as text, for search. */
 function payloadText(table: TableDefinition): string {
@@ -65,10 +62,7 @@ export function selectList(table: TableDefinition): string {
   return table.allColumns.map(q(table)).join(", ");
 }
 
-/**
- * The rows of one batch of a row action (the selection, in the scope), read without locking, as
- * `[id, key]`: what the batch was asked about.
- */
+/** The rows of one batch of a row action (the selection, in the scope), read without locking, as `[id, key]`. */
 export function actionScopeSql(
   table: TableDefinition,
   selection: { ids: readonly RowId[] } | { keys: readonly string[] },
@@ -82,10 +76,7 @@ export function actionScopeSql(
   return { sql, values: b.values };
 }
 
-/**
- * The rows of the batch not in work, locked `FOR UPDATE SKIP LOCKED` (lease: also without an
- * unexpired lease), as `[id, lockName]` (the advisory lock name; NULL in the other forms).
- */
+/** The rows of the batch not in work, locked `FOR UPDATE SKIP LOCKED`, as `[id, advisory lock name or NULL]`. */
 export function actionCandidatesSql(
   table: TableDefinition,
   selection: { ids: readonly RowId[] } | { keys: readonly string[] },
@@ -253,19 +244,18 @@ function inWorkExpression(table: TableDefinition, b: Builder, now: Date): string
 
 /** What a listing asks for. */
 export interface ListShape {
-  readonly state: RowState | undefined;
+  readonly state?: RowState | undefined;
   readonly filter: RowFilter;
   readonly deadGroup: string | null;
-  readonly after: RowId | undefined;
+  readonly after?: RowId | undefined;
   readonly limit: number;
   readonly now: Date;
 }
 
 /**
- * One page of rows in id order, as arrays: the described columns, then in work (lease,
- * advisory; 0 in the row lock form), the holder's session (advisory: `IS_USED_LOCK`), the lock
- * name. In the row lock form the states that depend on a lock (due, delayed, in work) are left
- * to the caller: the page holds every queued row, and {@link lockableSql} says which are free.
+ * One page of rows in id order, as arrays: the described columns, in work, the holder's session,
+ * the lock name. In the row lock form the states that depend on a lock are left to the caller
+ * (the page holds every queued row, and {@link lockableSql} says which are free).
  */
 export function listSql(table: TableDefinition, shape: ListShape): Bound {
   const b = new Builder();
@@ -321,10 +311,7 @@ export function listSql(table: TableDefinition, shape: ListShape): Bound {
   return { sql, values: b.values };
 }
 
-/**
- * Of the rows `ids`, those no other transaction holds: read `FOR UPDATE SKIP LOCKED` (the form
- * MySQL and MariaDB both take; `FOR SHARE` is MySQL's only), in a transaction committed at once.
- */
+/** Of the rows `ids`, those no other transaction holds: read `FOR UPDATE SKIP LOCKED` (MariaDB has no `FOR SHARE`). */
 export function lockableSql(table: TableDefinition, ids: readonly RowId[]): Bound {
   const b = new Builder();
   const sql = `SELECT ${q(table)(table.columns.id)} FROM ${quoteDefinedTable(table)} WHERE ${q(table)(table.columns.id)} IN ${b.list(ids)} FOR UPDATE SKIP LOCKED`;

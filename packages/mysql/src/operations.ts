@@ -34,7 +34,7 @@ import {
   redriveInsertSql,
 } from "./operations-sql.js";
 import { type ConnectionLike, letGo, type PoolLike, run, selectRows } from "./pool-like.js";
-import { lockSql } from "./sql.js";
+import { type Bound, lockSql } from "./sql.js";
 
 /** Builds the operations capability over `pool` (the driver's bounded pool). */
 export function mysqlOperations(pool: PoolLike): OperationsDriver {
@@ -49,6 +49,10 @@ export function mysqlOperations(pool: PoolLike): OperationsDriver {
       transaction,
       fail: (error) => normalizeError(error, { table: table.name, operation: doing }),
     });
+
+  /** The rows of one read outside a transaction. */
+  const read = (table: TableDefinition, doing: string, bound: Bound): Promise<unknown[][]> =>
+    within(table, doing, (connection) => selectRows(connection, bound.sql, bound.values), false);
 
   /** Which of `ids` (row lock form) no other transaction holds. */
   const lockable = (table: TableDefinition, ids: readonly RowId[]): Promise<Set<string>> =>
@@ -81,26 +85,14 @@ export function mysqlOperations(pool: PoolLike): OperationsDriver {
         shape.state === "delayed" ||
         shape.state === "inWork");
     if (!needsLocks) {
-      const bound = listSql(table, shape);
-      const rows = await within(
-        table,
-        "operations list",
-        (c) => selectRows(c, bound.sql, bound.values),
-        false,
-      );
+      const rows = await read(table, "operations list", listSql(table, shape));
       return rows.map((values) => decode(table, values));
     }
     const out: StoredRow[] = [];
     let after = shape.after;
     for (;;) {
       const window = Math.max(shape.limit, 100);
-      const bound = listSql(table, { ...shape, after, limit: window });
-      const rows = await within(
-        table,
-        "operations list",
-        (c) => selectRows(c, bound.sql, bound.values),
-        false,
-      );
+      const rows = await read(table, "operations list", listSql(table, { ...shape, after, limit: window }));
       const ids = rows.map((values) => values[table.allColumns.indexOf(table.columns.id)] as RowId);
       const free = await lockable(table, ids);
       for (const values of rows) {
@@ -180,7 +172,7 @@ export function mysqlOperations(pool: PoolLike): OperationsDriver {
         return ids.length;
       });
     },
-    async prune(table, batch) {
+    prune(table, batch) {
       const bound = pruneSql(table, batch.before, batch.limit);
       return within(
         table,
@@ -215,31 +207,15 @@ export function mysqlOperations(pool: PoolLike): OperationsDriver {
         },
       };
     },
-    list(table, query) {
-      return page(table, {
-        state: query.state,
-        filter: query.filter,
-        deadGroup: query.deadGroup,
-        after: query.after,
-        limit: query.limit,
-        now: query.now,
-      });
-    },
+    list: page,
     async count(table, query) {
-      const shape = { state: query.state, filter: query.filter, deadGroup: query.deadGroup, now: query.now };
       if (
         !inWorkInSql(table) &&
         (query.state === "due" || query.state === "delayed" || query.state === "inWork")
       ) {
-        return (await page(table, { ...shape, after: undefined, limit: query.cap })).length;
+        return (await page(table, { ...query, limit: query.cap })).length;
       }
-      const bound = countSql(table, shape, query.cap);
-      const rows = await within(
-        table,
-        "operations count",
-        (c) => selectRows(c, bound.sql, bound.values),
-        false,
-      );
+      const rows = await read(table, "operations count", countSql(table, query, query.cap));
       return Number(rows[0]?.[0] ?? 0);
     },
   };

@@ -14,10 +14,9 @@ export interface QueryOptionsLike {
 }
 
 /**
- * Something that runs statements: a `mysql2/promise` pool or connection. Both forms of mysql2's
- * `query` are used: the options object where rows come back as arrays (`rowsAsArray`), the SQL
- * text and its values otherwise (mysql2 copies an options object into a new one for every
- * statement, which the text form skips).
+ * Something that runs statements: a `mysql2/promise` pool or connection. The options form is used
+ * where rows come back as arrays, the text form otherwise (mysql2 copies an options object for
+ * every statement).
  */
 export interface QueryableLike {
   query(options: QueryOptionsLike): Promise<[unknown, unknown]>;
@@ -68,9 +67,8 @@ export async function run(
 }
 
 /**
- * The rows an UPDATE matched, whatever the connection's `FOUND_ROWS` flag: an UPDATE that sets a
- * value the row already holds changes nothing and, without that flag, reports 0 affected rows.
- * The server's info text ("Rows matched: 1  Changed: 0  Warnings: 0") says what matched.
+ * The rows an UPDATE matched, whatever the connection's `FOUND_ROWS` flag (without it, a row
+ * already holding the value counts 0 affected rows): read from the info text, "Rows matched: 1".
  */
 export function matchedRows(header: ResultHeaderLike): number {
   const match = /Rows matched:\s*(\d+)/i.exec(header.info ?? "");

@@ -1,21 +1,8 @@
 /**
- * Startup probes: what the MySQL/MariaDB driver checks on the live server, rather than trusting
- * the version string, before a form relies on it.
- *
- * - **Multi-master cluster** (`multiMaster`): `wsrep_on` is `ON` on a MariaDB Galera (or Percona
- *   XtraDB Cluster) node. Galera does not replicate row locks or `GET_LOCK` between nodes: a
- *   `FOR UPDATE` or a `GET_LOCK` on one node excludes nothing on another (conflicting writes are
- *   only caught at commit, by certification, as a deadlock), so the row lock and advisory lock
- *   forms would deliver a row to subscribers on two nodes at once. They are refused; the lease
- *   form, whose claim and settlement are writes that certification orders, works there.
- * - **Advisory locks** (`advisoryLock`), on two connections at once: A takes `GET_LOCK(name, 0)`,
- *   B must be refused and `IS_USED_LOCK(name)` must name A's connection id.
- * - **Row locks** (`skipLocked`): A locks a row of the subscribed table `FOR UPDATE` in a
- *   transaction; B's `FOR UPDATE SKIP LOCKED` on that row must find nothing. Run on the first row
- *   lock table that has a row; an empty table leaves the probe for the next subscription.
- *
- * Each probe runs once per driver (results are cached; a probe that could not decide runs again
- * next time) and `createMysqlDriver({ skipProbes })` skips any of them.
+ * Startup probes of the live server, each run once per driver (core's `ProbeFindings`; the
+ * refusals say why each matters): `multiMaster` (`wsrep_on`: Galera carries neither row locks nor
+ * `GET_LOCK` to other nodes), `advisoryLock` (a second connection refused `GET_LOCK` and shown the
+ * first by `IS_USED_LOCK`), `skipLocked` (a row held `FOR UPDATE` skipped by another connection).
  *
  * @module
  */
@@ -54,11 +41,7 @@ function skipLockedSql(table: TableDefinition, one: boolean): string {
     : `SELECT ${id} FROM ${quoteDefinedTable(table)} ORDER BY ${id} LIMIT 1 FOR UPDATE SKIP LOCKED`;
 }
 
-/**
- * An error the server answered with (an unknown function, an unsupported clause) means "this
- * server does not do it": the probe fails. A lost connection (mysql2 marks it `fatal`) decides
- * nothing: it is thrown.
- */
+/** A server's refusal (an unknown function or clause) fails the probe; a lost connection (`fatal`) decides nothing: thrown. */
 function refusedByServer(error: unknown): boolean {
   const { fatal, errno } = (error ?? {}) as { fatal?: unknown; errno?: unknown };
   if (fatal === true || typeof errno !== "number" || errno <= 0) throw error;
@@ -78,7 +61,6 @@ export class MysqlProbes {
   readonly #advisory = new DecidedOnce<boolean>();
   readonly #skipLocked = new DecidedOnce<boolean>();
   #clusterSize: number | undefined;
-  /** The probes in the order they run. */
   readonly #probes: readonly StartupProbe[] = [
     {
       name: "multiMaster",
@@ -113,11 +95,7 @@ export class MysqlProbes {
     return this.#findings.detected();
   }
 
-  /**
-   * Runs the probes `table`'s form relies on.
-   *
-   * @throws {UnsafeTopologyError} `PROBE_FAILED`, naming the probe and the fix.
-   */
+  /** Runs the probes `table`'s form relies on; `UnsafeTopologyError` (`PROBE_FAILED`) names a failed one and the fix. */
   check(table: TableDefinition): Promise<void> {
     return this.#findings.check(table, this.#probes);
   }

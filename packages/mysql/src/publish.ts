@@ -1,10 +1,6 @@
 /**
- * Publishing: one multi-row `INSERT` per call, on the driver's pool or inside the caller's own
- * transaction (`client`). The ids come back in order: MariaDB by `INSERT … RETURNING`; MySQL,
- * which has no `RETURNING`, from `insertId` onwards (one multi-row statement takes consecutive
- * values, stepped by `auto_increment_increment`). A statement over the server's
- * `max_allowed_packet` is refused before it is sent, and a caller's connection is checked to be
- * inside a transaction first.
+ * Publishing (DRIVERS.md, "Publishing"): one multi-row `INSERT` per call, on the driver's pool or
+ * inside the caller's transaction, the ids returned in order.
  *
  * @module
  */
@@ -15,10 +11,7 @@ import type { QueryableLike, ResultHeaderLike } from "./pool-like.js";
 import type { ServerInfo } from "./server-info.js";
 import { type Bound, insertStatement } from "./sql.js";
 
-/**
- * Inserts `rows` on `client` and returns their ids in order. Never commits: inside a caller's
- * transaction the rows exist only if it commits.
- */
+/** Inserts `rows` on `client` and returns their ids in order, without committing. */
 export async function publishRows(
   client: QueryableLike,
   server: ServerInfo,
@@ -44,12 +37,7 @@ export async function publishRows(
   return rows.map((_, index) => insertId + index * step);
 }
 
-/**
- * The client to publish on: a `mysql2/promise` connection, or a callback-style mysql2
- * connection (its `.promise()` wrapper is used).
- *
- * @throws {InvalidArgumentError} for anything else.
- */
+/** The client to publish on: a `mysql2/promise` connection, or a callback one's `.promise()`; else `InvalidArgumentError`. */
 export function publishClient(client: unknown, table: TableDefinition): QueryableLike {
   if (typeof client === "object" && client !== null) {
     const candidate = client as { promise?: unknown; query?: unknown };
@@ -64,30 +52,17 @@ export function publishClient(client: unknown, table: TableDefinition): Queryabl
 }
 
 /**
- * The fewest bytes `insert` can take on the wire: mysql2 sends values inside the statement's
- * text, a `Buffer` as hexadecimal (`X'…'`, two characters a byte) and a string quoted (escapes
- * only add to it). Other values count one byte, so the estimate never exceeds the truth.
+ * Refuses a publish over `max_allowed_packet` before it is sent: the server would close the
+ * session, and the mistake often come back as `CONNECTION_LOST`. The bytes counted are the fewest
+ * the statement takes (mysql2 sends a `Buffer` as hexadecimal, a string quoted, others as ≥ 1 byte).
  */
-export function statementBytesAtLeast(insert: Bound): number {
+function assertFitsPacket(table: TableDefinition, insert: Bound, maxAllowedPacket: number): void {
   let bytes = Buffer.byteLength(insert.sql);
   for (const value of insert.values) {
     if (Buffer.isBuffer(value)) bytes += value.byteLength * 2 + 3;
     else if (typeof value === "string") bytes += Buffer.byteLength(value) + 2;
     else bytes += 1;
   }
-  return bytes;
-}
-
-/**
- * Refuses a publish whose statement is over the server's `max_allowed_packet` before it is
- * sent. Sent, the server answers with errno 1153 and closes the session, and the client may see
- * the connection drop before it reads the answer: the same mistake would come back as
- * `CONNECTION_LOST` one time in two, a transient error for a permanent one.
- *
- * @throws {InvalidArgumentError} the statement cannot fit.
- */
-export function assertFitsPacket(table: TableDefinition, insert: Bound, maxAllowedPacket: number): void {
-  const bytes = statementBytesAtLeast(insert);
   if (bytes <= maxAllowedPacket) return;
   throw new InvalidArgumentError(
     `publish(${table.name}): the INSERT would be at least ${bytes} bytes, over the server's max_allowed_packet of ${maxAllowedPacket} bytes (bytes payloads travel as hexadecimal, twice their size). Nothing was sent. Publish fewer or smaller rows (large files belong outside the queue table), or raise max_allowed_packet on the server.`,
@@ -99,14 +74,7 @@ export function assertFitsPacket(table: TableDefinition, insert: Bound, maxAllow
 const SERVER_STATUS_IN_TRANS = 1;
 const SERVER_STATUS_AUTOCOMMIT = 2;
 
-/**
- * Refuses a caller's connection that is not inside a transaction: the rows would commit at once.
- * One `DO 0` asks the server; its answer's status flags say whether a transaction is open (or
- * autocommit is off, so that the insert opens one the caller must commit). A publish with
- * `client` costs this one round trip more.
- *
- * @throws {InvalidArgumentError} the connection is in autocommit mode outside a transaction.
- */
+/** Refuses, with `InvalidArgumentError`, a caller's connection outside a transaction, read from `DO 0`'s status flags. */
 export async function assertInTransaction(client: QueryableLike, table: TableDefinition): Promise<void> {
   let header: unknown;
   try {

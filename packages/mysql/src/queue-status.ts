@@ -1,9 +1,5 @@
 /**
- * The MySQL/MariaDB status reader (`driver.queueStatus`, behind core's `readQueueStatus` and
- * `listInWork`): the table's groups; per group, the rows in work (lease: unexpired leases;
- * advisory: the first row of each lock name `IS_USED_LOCK` finds held, with the holding
- * connection id; row lock: the `SKIP LOCKED` probe over the first open rows in claim order), then
- * one grouped pass that counts every group (the figures capped here). Statements: `status-sql.ts`.
+ * The MySQL/MariaDB status reader (`driver.queueStatus`) over the statements of `status-sql.ts`.
  *
  * @module
  */

@@ -1,24 +1,21 @@
 /**
- * The row lock form on MySQL/MariaDB: the claim's transaction opens at READ COMMITTED unless the
- * table names a level (so it locks the rows it takes and not the gaps between them: publishers
- * are not blocked), selects due rows `FOR UPDATE SKIP LOCKED` in claim order, and stays open on
- * its connection while the handlers run. Each settlement is a statement inside it (counting the
- * attempt where the row stays); the batch then commits. A crash rolls everything back: the rows
- * are due at once and no attempt is spent.
+ * The row lock form on MySQL/MariaDB (DRIVERS.md, "Row lock form"): the claim's transaction, at
+ * READ COMMITTED unless the table names a level, stays open on its connection while handlers run.
  *
  * @module
  */
-import type {
-  AckSettlement,
-  Acks,
-  BatchEnd,
-  ClaimedRow,
-  ClaimRequest,
-  RowLockBatch,
-  RowLockClaimer,
-  RowLockToken,
-  Settlement,
-  TransactionWork,
+import {
+  type AckSettlement,
+  type Acks,
+  type BatchEnd,
+  bodyRunning,
+  type ClaimedRow,
+  type ClaimRequest,
+  type RowLockBatch,
+  type RowLockClaimer,
+  type RowLockToken,
+  type Settlement,
+  type TransactionWork,
 } from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
@@ -29,10 +26,12 @@ import { withDeadlockRetry } from "./retry.js";
 import { applySettlement } from "./settle.js";
 import { chainMarkSql, compoundSql, type SettlementStatements, transactionSql } from "./sql.js";
 import { beginAt, commitAndRelease, rollbackAndRelease, type SessionLockRelease } from "./transaction.js";
-import { bodyRunning, rowLockTransaction } from "./transactional.js";
+import { rowLockTransaction } from "./transactional.js";
 
 /** Marks of compound carries (`#carryInOneStatement`), unique in the process. */
 let chainMarks = 0;
+
+const failed = (error: unknown): { readonly error: unknown } => ({ error });
 
 /** The row lock token: the connection whose open transaction locked the batch's rows. */
 export interface MysqlRowLockToken extends RowLockToken {
@@ -64,7 +63,6 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
       await beginAt(connection, table.isolation ?? "read committed");
       let rows: unknown[][];
       if (table.fifo) {
-        // The group's guard, held with the transaction: a row of the group in work holds it.
         if (!(await takeFifoGuard(connection, statements, 0))) {
           await commitAndRelease(connection);
           return null;
@@ -109,16 +107,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
     }
   }
 
-  /**
-   * A batch's end: its acks as one statement inside the transaction, then `COMMIT`. An ack that
-   * fails rolls the batch back and is thrown. Every acked row is found by primary key, so that
-   * the batch touches no row of another batch (a scan would wait on their locks, and two batches
-   * of two processes would deadlock): the single settlement for one row; for more, one `UPDATE …
-   * FORCE INDEX (PRIMARY)` marking the rows processed and counting the attempt, as {@link
-   * MysqlRowLockClaimer.settle} does to each; one multi-table `DELETE … FORCE INDEX (PRIMARY)` on
-   * MySQL; one `DELETE … WHERE id = ?` per row in one compound statement on MariaDB (its `DELETE`
-   * ignores index hints).
-   */
+  /** A batch's end: its acks as one statement inside the transaction (`ackMany`), then `COMMIT`; a failed ack rolls back. */
   async endBatch(token: MysqlRowLockToken, acks?: Acks<ClaimedRow>): Promise<void> {
     if (acks !== undefined) {
       try {
@@ -132,17 +121,9 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   }
 
   /**
-   * A batch's end and the next claim on its connection (see core's `RowLockClaimer`): the acks
-   * (as {@link MysqlRowLockClaimer.endBatch}), then `COMMIT AND CHAIN`, which commits and
-   * begins the next transaction at the same isolation level in one statement, then the claim's
-   * `SELECT … FOR UPDATE SKIP LOCKED` in it: three round trips where ending alone and claiming
-   * anew take five and a checkout from the pool (mysql2 waits for each answer before it sends
-   * the next statement). An ack that fails rolls the batch back and the claim runs on its own;
-   * a commit that fails closes the connection, and the broker claims again; a claim that fails
-   * (a deadlock, say) ends its transaction and lets the connection go, and the broker claims
-   * again with `claim` (which retries a deadlock). On MariaDB the three go as one compound
-   * statement, one round trip (see `#carryInOneStatement`). FIFO tables end alone and claim anew:
-   * their claim takes the group's guard first.
+   * A batch's end and the next claim on its connection (DRIVERS.md, "Row lock"): the acks, `COMMIT
+   * AND CHAIN` and the claim, three round trips where ending and claiming anew take five; on
+   * MariaDB one compound statement (`#carryInOneStatement`). FIFO tables end, then claim anew.
    */
   async endBatchWithClaim(
     token: MysqlRowLockToken,
@@ -151,7 +132,6 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   ): Promise<BatchEnd<MysqlRowLockToken>> {
     const { table, statements } = this.#context;
     const { connection } = token;
-    const failed = (error: unknown): { readonly error: unknown } => ({ error });
     if (table.fifo || token.guard !== undefined) {
       const ended = await this.endBatch(token, acks).then(() => undefined, failed);
       return { ended, claimed: await this.claim(request).catch(failed) };
@@ -179,11 +159,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
     };
   }
 
-  /**
-   * The claim in the transaction a batch's commit chained on `connection`: the batch of the rows
-   * `read` resolves, or `null` (committed, the connection returned) when it read none, or `{ error }`
-   * (rolled back, the connection let go) when reading or decoding them failed.
-   */
+  /** The claim in the transaction a commit chained on `connection`: the batch `read` resolves, `null` or `{ error }`. */
   async #chainedClaim(
     connection: ConnectionLike,
     read: () => Promise<unknown[][]>,
@@ -206,13 +182,9 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
   }
 
   /**
-   * MariaDB: the batch's acks, `COMMIT AND CHAIN`, a mark of the commit and the claim's `SELECT`
-   * as one compound statement (`compoundSql`): one round trip where the three statements take
-   * three. An error stops the block where it happened; the mark, read back, tells whether the
-   * batch committed before it: if so, only the claim failed (its chained transaction is rolled
-   * back); if not, the acks (or the commit) failed and nothing of the batch committed (rolled
-   * back), and the claim runs on its own. A connection lost on the way is closed, both parts
-   * failing with its error (whether the commit landed is then unknown, as for any lost commit).
+   * MariaDB: the acks, `COMMIT AND CHAIN`, a mark of the commit (`chainMarkSql`) and the claim as
+   * one compound statement. After an error the mark tells whether the batch committed (only the
+   * claim failed) or not (the batch rolls back and the claim runs on its own).
    */
   async #carryInOneStatement(
     token: MysqlRowLockToken,
@@ -271,10 +243,7 @@ export class MysqlRowLockClaimer implements RowLockClaimer<MysqlRowLockToken> {
       table: table.name,
       operation: `row lock ${settlement.kind} (coalesced)`,
     });
-    return {
-      ended: { error: ended },
-      claimed: await this.claim(request).catch((failure: unknown) => ({ error: failure })),
-    };
+    return { ended: { error: ended }, claimed: await this.claim(request).catch(failed) };
   }
 
   /** The batch's acks as one statement inside its transaction (normalized errors). */

@@ -1,9 +1,6 @@
 /**
- * The MySQL/MariaDB schedule ledger (core's `ScheduleLedger`): a tick's ledger row and its
- * queue row go in one transaction on one connection. A second process's `INSERT IGNORE` of the
- * same tick waits for the first's lock, then ignores the duplicate and publishes nothing; a
- * transaction rolled back for a deadlock or a Galera certification conflict runs again, and then
- * finds the tick recorded.
+ * The MySQL/MariaDB schedule ledger (core's `ScheduleLedger`, DRIVERS.md "Schedules"): a tick's
+ * `INSERT IGNORE` and its queue row in one transaction, retried after a deadlock.
  *
  * @module
  */

@@ -1,8 +1,5 @@
 /**
- * The SQL of the MySQL/MariaDB schedule ledger (`rowclaim_schedule_ticks`, see `@rowclaim/core`'s
- * `schedule-ledger.ts`): its `CREATE TABLE`, the tick's insert-or-ignore (`INSERT IGNORE`), and
- * the reads and prune. Every identifier is quoted with {@link quoteIdentifier}; values travel as
- * `?` parameters.
+ * The SQL of the MySQL/MariaDB schedule ledger (`rowclaim_schedule_ticks`).
  *
  * @module
  */
@@ -10,7 +7,7 @@ import { SCHEDULE_LEDGER_TABLE, type ScheduleLedgerStatements } from "@rowclaim/
 import { quoteTable } from "./sql.js";
 
 /** The ledger table's reference in database `schema` (the connection's when `undefined`). */
-export function ledgerRef(schema: string | undefined): string {
+function ledgerRef(schema: string | undefined): string {
   return quoteTable(SCHEDULE_LEDGER_TABLE, schema);
 }
 
@@ -26,11 +23,7 @@ export function scheduleLedgerSchemaSql(schema: string | undefined): string {
 `;
 }
 
-/**
- * The ledger's statements in `schema` (parameters: table name, schedule name, tick in epoch
- * milliseconds; `exists`: database or NULL, ledger name, a `present` count; `prune`: table,
- * schedule, before, table, schedule).
- */
+/** The ledger's statements in `schema` (`exists`: database or NULL, ledger name; `prune`: table, schedule, before, table, schedule). */
 export function scheduleLedgerSql(schema: string | undefined): ScheduleLedgerStatements {
   const ref = ledgerRef(schema);
   const own = "`table_name` = ? AND `schedule_name` = ?";

@@ -1,24 +1,15 @@
 /**
- * The startup check of a subscription: the table and every described column exist (and the
- * dead-letter table, where the table names one), read from `information_schema.COLUMNS` for the
- * table's schema or the connection's database.
+ * The startup check of a subscription's table (and dead-letter table), from `information_schema`.
  *
  * @module
  */
-
 import { SchemaError, type TableDefinition } from "@rowclaim/core";
 import { type QueryableLike, selectRows } from "./pool-like.js";
 import { claimOrderColumns, columnsSql, indexColumnsSql } from "./sql.js";
 import { checkUniqueIndex } from "./unique-publish.js";
 
-/**
- * Checks `tableName` (in the table's schema) has every column `table` describes.
- *
- * @param statement the statement that needs the columns, named in the error.
- * @param role what the table is for, in the error ("table", "dead-letter table").
- * @throws {SchemaError} naming the table, the column and the statement.
- */
-export async function checkColumns(
+/** Checks `tableName` has every column `table` describes, else `SchemaError` naming the `role`, column and statement. */
+async function checkColumns(
   client: QueryableLike,
   table: TableDefinition,
   tableName: string,
@@ -64,11 +55,7 @@ export async function checkSchema(
   }
 }
 
-/**
- * Finds an index of `table` that begins with the claim order ({@link claimOrderColumns}), for
- * the locking claims to name. Returns `undefined` where there is none (or the table has no
- * order beyond its id, which the primary key serves).
- */
+/** An index of `table` beginning with the claim order ({@link claimOrderColumns}), for locking claims to name. */
 export async function findClaimIndex(
   client: QueryableLike,
   table: TableDefinition,

@@ -1,7 +1,5 @@
 /**
- * Facts about the server, read once per driver: its family and version (the floor, the SQL
- * variants), `auto_increment_increment` (publish ids on MySQL) and `max_allowed_packet` (the
- * largest statement a publish may send).
+ * Facts about the server, read once per driver.
  *
  * @module
  */
@@ -12,6 +10,7 @@ import { parseServerVersion, type ServerVersion } from "./version.js";
 /** What the driver knows about the server. */
 export interface ServerInfo {
   readonly version: ServerVersion;
+  /** `@@auto_increment_increment`: the step between the ids of one publish on MySQL. */
   readonly autoIncrementIncrement: number;
   /** The largest statement the server takes, in bytes (`@@max_allowed_packet`); `Infinity` when unknown. */
   readonly maxAllowedPacket: number;
@@ -19,8 +18,7 @@ export interface ServerInfo {
 
 /** Reads the server's version, auto-increment step and packet limit. */
 export async function readServerInfo(client: QueryableLike): Promise<ServerInfo> {
-  const rows = await selectRows(client, serverInfoSql, []);
-  const row = rows[0] ?? [];
+  const [row = []] = await selectRows(client, serverInfoSql, []);
   return Object.freeze({
     version: parseServerVersion(String(row[0])),
     autoIncrementIncrement: Number(row[1] ?? 1) || 1,

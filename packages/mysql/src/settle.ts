@@ -1,7 +1,5 @@
 /**
- * Applies a {@link Settlement} to one row with a form's settlement statements, on a connection
- * (or, in the lease form, the pool), and reports how many rows it matched, so that the lease
- * form can tell a lost lease (0) from a settled one.
+ * Applies a {@link Settlement} to one row with a form's settlement statements.
  *
  * @module
  */
@@ -10,17 +8,10 @@ import type { Settlement } from "@rowclaim/core/driver";
 import { matchedRows, type QueryableLike, run } from "./pool-like.js";
 import { type SettlementStatements, transactionSql } from "./sql.js";
 
-/**
- * Where the settlement runs: `"inTransaction"` (row lock form: the claim's transaction is open on
- * `client`) or `"autocommit"` (a connection or pool outside any transaction; a move to another
- * table then opens its own transaction on `client`, which must be a single connection).
- */
+/** Where the settlement runs: inside an open transaction, or outside one (a move then opens its own, on a single connection). */
 export type SettleMode = "inTransaction" | "autocommit";
 
-/**
- * Runs the settlement's statements. Returns the rows the (main) statement matched: 1 when the
- * row held what the statement required, 0 when it did not (nothing was changed then).
- */
+/** Runs the settlement's statements; the rows the (main) statement matched, 0 when nothing changed. */
 export async function applySettlement(
   client: QueryableLike,
   statements: SettlementStatements,
@@ -42,15 +33,14 @@ export async function applySettlement(
       return runUpdate(client, statements.update("moveToGroup", settlement.group, id, token));
     case "moveToTable": {
       const move = statements.moveToTable(settlement.table, id, token);
-      if (mode === "inTransaction") {
-        const inserted = (await run(client, ...spread(move.insert))).affectedRows;
-        if (inserted === 0) return 0;
-        return (await run(client, ...spread(move.delete))).affectedRows;
-      }
+      const moved = async (): Promise<number> =>
+        (await run(client, ...spread(move.insert))).affectedRows === 0
+          ? 0
+          : (await run(client, ...spread(move.delete))).affectedRows;
+      if (mode === "inTransaction") return moved();
       await run(client, transactionSql.begin);
       try {
-        const inserted = (await run(client, ...spread(move.insert))).affectedRows;
-        const deleted = inserted === 0 ? 0 : (await run(client, ...spread(move.delete))).affectedRows;
+        const deleted = await moved();
         await run(client, deleted === 0 ? transactionSql.rollback : transactionSql.commit);
         return deleted;
       } catch (error) {

@@ -1,16 +1,8 @@
 /**
- * Every SQL statement of the MySQL/MariaDB driver, and the backtick quoting of identifiers.
- * Statement text is built once per subscription (when `open()` runs) from the table's quoted
- * identifiers; values always travel as parameters. Where MySQL and MariaDB differ (publish
- * returns ids with `INSERT … RETURNING` on MariaDB, from `insertId` on MySQL; the error a
- * `NOWAIT` read raises), the variant is picked by {@link ServerFamily}.
- *
- * Published as `@rowclaim/mysql/sql`, for tools and for drivers on another MySQL/MariaDB client
- * (the `mariadb` connector, …): the per-table statements ({@link TableStatements},
- * {@link SettlementStatements}, {@link insertStatement}, {@link createTableSql}, …), the
- * transaction and lock statements, and the quoting ({@link quoteIdentifier}, {@link quoteTable},
- * {@link quoteDefinedTable}). It imports nothing of `mysql2`. Its exports follow the driver's
- * version, but are not yet a stable contract: pin the version you build on.
+ * Every SQL statement of the MySQL/MariaDB driver, and the backtick quoting of identifiers; where
+ * MySQL and MariaDB differ, the variant is picked by {@link ServerFamily}. Published as
+ * `@rowclaim/mysql/sql` (it imports nothing of `mysql2`), for tools and drivers on another client.
+ * Its exports follow the driver's version, but are not yet a stable contract: pin the version.
  *
  * @module
  */
@@ -25,12 +17,7 @@ export interface Bound {
   readonly values: unknown[];
 }
 
-/**
- * Quotes an identifier in backticks, doubling any backtick inside it.
- *
- * @throws {DeclarationError} for a name MySQL cannot hold: empty, longer than 64 characters,
- * holding a NUL character, or ending with a space.
- */
+/** Quotes an identifier in backticks, doubling any inside; a name MySQL cannot hold throws `DeclarationError`. */
 export function quoteIdentifier(name: string, table?: string): string {
   const problem =
     name.length === 0
@@ -84,20 +71,14 @@ export const transactionSql = Object.freeze({
 });
 
 /**
- * MariaDB: `statements` run as one compound statement (`BEGIN NOT ATOMIC …; END`, MariaDB's
- * anonymous block, outside any stored program), in order, in one round trip, without the
- * connection's multi-statement flag. A `SELECT` inside returns its rows as the first result set.
- * An error stops the block at the failing statement; those before it stay done.
+ * MariaDB: `statements` as one compound statement (`BEGIN NOT ATOMIC …; END`), in order, in one
+ * round trip; a `SELECT` inside answers the first result set; an error stops the block there.
  */
 export function compoundSql(statements: readonly string[]): string {
   return `BEGIN NOT ATOMIC ${statements.map((statement) => `${statement};`).join(" ")} END`;
 }
 
-/**
- * MariaDB: `statements` as one compound statement that is also one transaction: all of them
- * commit together, or (an error, a lost session) none does; the error is raised again as it
- * was (`RESIGNAL`), and the session is left outside any transaction either way.
- */
+/** MariaDB: `statements` as one compound statement and one transaction: all commit, or none (the error `RESIGNAL`ed). */
 export function atomicCompoundSql(statements: readonly string[]): string {
   return compoundSql([
     "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END",
@@ -108,13 +89,8 @@ export function atomicCompoundSql(statements: readonly string[]): string {
 }
 
 /**
- * The index hint every statement that finds rows by a list of ids carries: the optimizer plans
- * `id IN (…)` as a scan of the whole table once the table is small next to the list, and a
- * locking scan waits on (and deadlocks with) rows other transactions hold. `FORCE INDEX` makes
- * it look the ids up by primary key (MariaDB 10.11, measured with `EXPLAIN` on tables of 10 to
- * 3,000 rows). `UPDATE`, `SELECT` and, on MySQL, the multi-table form of `DELETE` take it;
- * MariaDB's `DELETE` ignores it, so there coalesced deletes are one `DELETE … WHERE id = ?` per
- * row inside one compound statement.
+ * The hint of every statement finding rows by a list of ids: without it a small table is scanned,
+ * and a locking scan waits on rows others hold. MariaDB's `DELETE` ignores it (see `ackSteps`).
  */
 const byPrimaryKey = " FORCE INDEX (PRIMARY)";
 
@@ -124,10 +100,7 @@ export interface BoundSteps {
   readonly values: unknown[];
 }
 
-/**
- * The session variable a compound statement that commits midway sets right after its commit, to
- * a number unique in the process: read back after an error, it says whether the commit happened.
- */
+/** The session variable a compound statement sets right after its commit: read back after an error, it says whether it committed. */
 export const chainMarkSql = Object.freeze({
   set: "SET @rowclaim_chain = ?",
   read: "SELECT @rowclaim_chain",
@@ -144,20 +117,15 @@ export const columnsSql =
 export const indexColumnsSql =
   "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX";
 
-/**
- * The columns an index must begin with to serve claims in claim order: the group (compared for
- * equality), then priority, runAt and id (the `ORDER BY`). `schemaSql` creates exactly this index.
- */
+/** The columns an index must begin with to serve claims in claim order (group, priority, runAt, id), as `schemaSql` creates it. */
 export function claimOrderColumns(table: TableDefinition): string[] {
   const c = table.columns;
   return [c.group, c.priority, c.runAt, c.id].filter((column): column is string => column !== undefined);
 }
 
 /**
- * Advisory lock functions. Values: the lock name. Each answers under a fixed column alias:
- * mysql2 sends the name inside the statement's text, and without an alias the column would be
- * named after it (`GET_LOCK('db.key', 0)`), so every distinct key would make mysql2 compile a
- * new row parser.
+ * Advisory lock functions. Values: the lock name. A fixed column alias keeps mysql2 from compiling
+ * a row parser per key (it would name the column after the statement text, key included).
  */
 export const lockSql = Object.freeze({
   /** 1: locked; 0: another session holds it; never waits. */
@@ -174,18 +142,11 @@ export interface SettlementStyle {
   readonly countAttempt: boolean;
   /** Lease form: every settlement applies only `WHERE lockedUntil = <token>`. */
   readonly tokenGuard: boolean;
-  /**
-   * Advisory lock form: every settlement applies only to a row still unfinished (`processedAt IS
-   * NULL`, on a table with processedAt), so one that another claim or an operator finished
-   * meanwhile matches nothing and the settlement fails.
-   */
+  /** Advisory lock form: every settlement applies only to a row still unfinished (`processedAt IS NULL`). */
   readonly unfinishedGuard?: boolean;
 }
 
-/**
- * The statements of one subscription (table + group), built once when it opens. Methods only
- * put values beside the prebuilt text.
- */
+/** The statements of one subscription (table + group), built once; methods only put values beside the text. */
 export class TableStatements {
   /** The described columns, quoted, in `allColumns` order: what every row read selects. */
   readonly selectList: string;
@@ -201,19 +162,12 @@ export class TableStatements {
   readonly #hasDue: boolean;
   readonly #hasFree: boolean;
   readonly #dueExpr: string;
-
   readonly #fifoKey: string;
-
-  /** `FORCE INDEX (…)` naming the claim-order index, or empty where the table has none. */
   readonly #claimIndexHint: string;
 
   /**
-   * @param claimIndex an index of the table that begins with the claim order
-   * ({@link claimOrderColumns}): locking claims name it (`FORCE INDEX`), so that InnoDB reads
-   * rows in claim order and stops at the limit. Without it the optimizer may scan and sort the
-   * whole table (it does on small ones), and a locking read then locks every due row it sorted,
-   * not only those the claim returns: a row lock batch of one would hold every due row until
-   * its commit.
+   * @param claimIndex an index beginning with the claim order ({@link claimOrderColumns}), named
+   * by locking claims (`FORCE INDEX`) so that InnoDB locks only the rows up to the limit.
    */
   constructor(table: TableDefinition, group: string | null, claimIndex?: string) {
     this.#claimIndexHint =
@@ -249,8 +203,6 @@ export class TableStatements {
     return [...this.#groupValues, ...(this.#hasDue ? [now] : []), ...(this.#hasFree ? [now] : [])];
   }
 
-  // ---- row lock -------------------------------------------------------------------------
-
   /** Row lock claim: locks up to `limit` claimable rows in claim order, passing over locked ones. */
   rowLockClaim(now: Date, limit: number): Bound {
     return {
@@ -263,13 +215,9 @@ export class TableStatements {
     };
   }
 
-  // ---- FIFO groups ------------------------------------------------------------------------
-
   /**
-   * The FIFO group's guard: `GET_LOCK` on a name of the table and group (lower-cased database
-   * name, `.`, `rowclaim-fifo:<table>:<group as JSON>`, by its SHA-256 past 64 characters),
-   * waiting up to `waitSeconds`. 1: this session holds the group. It is one lock per group, held
-   * by the claim's session, so the claim locks no more rows than the head it takes.
+   * The FIFO group's guard: `GET_LOCK` of `<database>.rowclaim-fifo:<table>:<group as JSON>`
+   * (hashed past 64 characters), waiting up to `waitSeconds`. 1: this session holds the group.
    */
   fifoGroupLock(waitSeconds: number): Bound {
     const name = this.#fifoGuardName();
@@ -283,18 +231,13 @@ export class TableStatements {
   }
 
   #fifoGuardName(): Bound {
-    const full = "CONCAT(LOWER(CONVERT(COALESCE(?, DATABASE()) USING utf8mb4)), '.', ?)";
-    const values = [this.#table.schema ?? null, this.#fifoKey];
-    return {
-      sql: `IF(CHAR_LENGTH(${full}) > 64, SHA2(${full}, 256), ${full})`,
-      values: [...values, ...values, ...values],
-    };
+    return hashedPast64({
+      sql: "CONCAT(LOWER(CONVERT(COALESCE(?, DATABASE()) USING utf8mb4)), '.', ?)",
+      values: [this.#table.schema ?? null, this.#fifoKey],
+    });
   }
 
-  /**
-   * Row lock FIFO head, under the group's guard: locks the group's first unfinished row in claim
-   * order (only that row), without waiting. Columns: id, due.
-   */
+  /** Row lock FIFO head, under the group's guard: locks the group's first unfinished row, without waiting. Columns: id, due. */
   rowLockFifoGuard(now: Date): Bound {
     return {
       sql: this.#memo(
@@ -317,28 +260,12 @@ export class TableStatements {
     };
   }
 
-  // ---- lease ----------------------------------------------------------------------------
-
-  /**
-   * Lease claim, first step: locks up to `limit` claimable rows in claim order, passing over
-   * locked ones, and reads them whole (described columns in `allColumns` order), so that the
-   * claim needs no read after its update: the driver writes the update's values into the rows.
-   */
+  /** Lease claim, first step: the row lock claim's locking read, rows read whole so that none is read back. */
   leaseSelect(now: Date, limit: number): Bound {
-    return {
-      sql: this.#memo(
-        "leaseSelectSql",
-        () =>
-          `SELECT ${this.selectList} FROM ${this.target}${this.#claimIndexHint} WHERE ${this.#claimable} ${this.#orderBy} LIMIT ? FOR UPDATE SKIP LOCKED`,
-      ),
-      values: [...this.#claimableValues(now), limit],
-    };
+    return this.rowLockClaim(now, limit);
   }
 
-  /**
-   * Lease claim of one row without a transaction, first step: up to `limit` claimable rows in
-   * claim order, read whole, without locking them (candidates: the take decides).
-   */
+  /** Lease claim of one row without a transaction, first step: up to `limit` claimable rows, read whole, unlocked. */
   leaseCandidates(now: Date, limit: number): Bound {
     return {
       sql: this.#memo(
@@ -351,21 +278,15 @@ export class TableStatements {
   }
 
   /**
-   * Lease claim of one row without a transaction, second step: writes the expiry and counts the
-   * attempt on row `id` only while it is still claimable and its attempt is still `attempt` (the
-   * value the candidate read showed; no such guard on a table without an attempt column). The
-   * `UPDATE` locks the row and evaluates the condition on its latest committed version: 1
-   * matched row means this claim took it, as the candidate read showed it; 0 means another claim
-   * took it (or it changed) first.
+   * Lease claim of one row without a transaction, second step: the lease's update on row `id` while
+   * it is still claimable and its attempt still the candidate's. 1 matched row: this claim took it.
    */
   leaseTakeOne(id: unknown, expiry: Date, now: Date, attempt: unknown): Bound {
     const c = this.#table.columns;
     const sql = this.#memo(
       "leaseTakeOneSql",
       () =>
-        `UPDATE ${this.target} SET ${this.#q(required(c.lockedUntil))} = ?${
-          c.attempt === undefined ? "" : `, ${this.#q(c.attempt)} = ${this.#q(c.attempt)} + 1`
-        }${c.key === undefined ? "" : `, ${this.#q(c.key)} = NULL`} WHERE ${this.#id} = ? AND ${this.#claimable}${c.attempt === undefined ? "" : ` AND ${this.#q(c.attempt)} = ?`}`,
+        `UPDATE ${this.target} SET ${this.#leaseSets()} WHERE ${this.#id} = ? AND ${this.#claimable}${c.attempt === undefined ? "" : ` AND ${this.#q(c.attempt)} = ?`}`,
     );
     return {
       sql,
@@ -375,23 +296,22 @@ export class TableStatements {
 
   /** Lease claim, second step: writes the expiry and counts the attempt on the locked rows. */
   leaseTake(ids: readonly unknown[], expiry: Date): Bound {
-    const c = this.#table.columns;
     const leaseTakeSql = this.#memo(
       "leaseTakeSql",
-      () =>
-        `UPDATE ${this.target}${byPrimaryKey} SET ${this.#q(required(c.lockedUntil))} = ?${
-          c.attempt === undefined ? "" : `, ${this.#q(c.attempt)} = ${this.#q(c.attempt)} + 1`
-        }${c.key === undefined ? "" : `, ${this.#q(c.key)} = NULL`} WHERE ${this.#id} IN (?)`,
+      () => `UPDATE ${this.target}${byPrimaryKey} SET ${this.#leaseSets()} WHERE ${this.#id} IN (?)`,
     );
     return { sql: leaseTakeSql, values: [expiry, ids] };
   }
 
-  /**
-   * Lease FIFO head, under the group's guard: whether any unfinished row of the group holds a
-   * live lease (a plain read: every claim of the group commits before it gives the guard up),
-   * then the group's first unfinished row in claim order, locked (only that row). Columns: id,
-   * due, in work (some row of the group holds a lease past `now`).
-   */
+  /** What a lease claim sets: the expiry (`?`), `attempt + 1`, and NULL into the key (unique jobs). */
+  #leaseSets(): string {
+    const c = this.#table.columns;
+    return `${this.#q(required(c.lockedUntil))} = ?${
+      c.attempt === undefined ? "" : `, ${this.#q(c.attempt)} = ${this.#q(c.attempt)} + 1`
+    }${c.key === undefined ? "" : `, ${this.#q(c.key)} = NULL`}`;
+  }
+
+  /** Lease FIFO head, under the group's guard: the group's first unfinished row, locked. Columns: id, due, in work (a live lease in the group). */
   leaseFifoGuard(now: Date): Bound {
     const lockedUntil = this.#q(required(this.#table.columns.lockedUntil));
     const leaseGuardSql = this.#memo(
@@ -405,12 +325,7 @@ export class TableStatements {
     };
   }
 
-  /**
-   * Lease extension, one autocommitted statement for every held row: moves each row that still
-   * holds its own token to `expiry` (`id IN (…) AND (id, lockedUntil) IN ((id, token), …)`, by
-   * primary key); a row holding another token is left as it is. The statement applies to all
-   * the rows it matches or, failing, to none. `held` must not name an id twice.
-   */
+  /** Lease extension, one statement: moves each row still holding its own token to `expiry`. `held` must not name an id twice. */
   leaseExtend(held: readonly { readonly id: unknown; readonly token: Date }[], expiry: Date): Bound {
     const lockedUntil = this.#q(required(this.#table.columns.lockedUntil));
     const extendSql = this.#memo(
@@ -424,10 +339,7 @@ export class TableStatements {
     };
   }
 
-  /**
-   * Which of the rows hold `expiry` now (after an extension to it that did not match every row,
-   * or whose answer was lost). Columns: id.
-   */
+  /** Which of the rows hold `expiry` now (after an extension that matched fewer than all). Columns: id. */
   leaseHolding(ids: readonly unknown[], expiry: Date): Bound {
     const lockedUntil = this.#q(required(this.#table.columns.lockedUntil));
     const holdingSql = this.#memo(
@@ -438,12 +350,7 @@ export class TableStatements {
     return { sql: holdingSql, values: [ids, expiry] };
   }
 
-  // ---- advisory -------------------------------------------------------------------------
-
-  /**
-   * Advisory candidates: claimable rows in claim order with their lock names, leaving out
-   * names another session holds. Columns: id, lock name. See {@link lockNameExpression}.
-   */
+  /** Advisory candidates: claimable rows in claim order with their lock names, leaving out held names. Columns: id, lock name. */
   advisoryCandidates(now: Date, limit: number): Bound {
     if (this.#table.advisoryLimit > 1) return this.#slotCandidates(now, limit);
     if (this.#lockName === undefined) this.#lockName = lockNameExpression(this.#table, this.#q);
@@ -460,37 +367,29 @@ export class TableStatements {
   }
 
   /**
-   * Advisory candidates for a table whose `advisoryLock.limit` n is above 1: claimable rows in
-   * claim order with their full lock key (database, `.`, rendered key; never hashed), leaving out
-   * keys whose n slots another session all holds (each slot's name as {@link lockNameOf} makes
-   * it, computed in SQL). Columns: id, full key.
+   * Advisory candidates for a limit n above 1: claimable rows with their full (unhashed) key,
+   * leaving out keys whose n slots are all held. Columns: id, full key.
    */
   #slotCandidates(now: Date, limit: number): Bound {
     const full = lockKeyExpression(this.#table, this.#q);
-    const slots = Array.from({ length: this.#table.advisoryLimit }, (_, index) => {
-      const text = `CONCAT(${full.sql}, '${ADVISORY_SLOT_SEPARATOR}${index + 1}')`;
-      return `IS_USED_LOCK(IF(CHAR_LENGTH(${text}) > 64, SHA2(${text}, 256), ${text})) IS NULL`;
-    });
+    const slots = Array.from({ length: this.#table.advisoryLimit }, (_, index) =>
+      hashedPast64({
+        sql: `CONCAT(${full.sql}, '${ADVISORY_SLOT_SEPARATOR}${index + 1}')`,
+        values: full.values,
+      }),
+    );
     const candidatesSql = this.#memo(
       "slotCandidatesSql",
       () =>
-        `SELECT ${this.#id}, ${full.sql} AS \`lock_key\` FROM ${this.target} WHERE ${this.#claimable} AND (${slots.join(" OR ")}) ${this.#orderBy} LIMIT ?`,
+        `SELECT ${this.#id}, ${full.sql} AS \`lock_key\` FROM ${this.target} WHERE ${this.#claimable} AND (${slots.map((slot) => `IS_USED_LOCK(${slot.sql}) IS NULL`).join(" OR ")}) ${this.#orderBy} LIMIT ?`,
     );
-    const slotValues = Array.from({ length: this.#table.advisoryLimit }, () => [
-      ...full.values,
-      ...full.values,
-      ...full.values,
-    ]).flat();
     return {
       sql: candidatesSql,
-      values: [...full.values, ...this.#claimableValues(now), ...slotValues, limit],
+      values: [...full.values, ...this.#claimableValues(now), ...slots.flatMap((slot) => slot.values), limit],
     };
   }
 
-  /**
-   * Advisory take: counts the attempt and writes NULL into the key (unique jobs) while the row
-   * is still claimable. `null` for a table with neither column (the read then checks it is claimable).
-   */
+  /** Advisory take: `attempt + 1` and NULL into the key while the row is claimable; `null` for a table with neither column. */
   advisoryTake(id: unknown, now: Date): Bound | null {
     const { attempt, key } = this.#table.columns;
     const sets: string[] = [];
@@ -504,20 +403,16 @@ export class TableStatements {
     return { sql: takeSql, values: [id, ...this.#claimableValues(now)] };
   }
 
-  /** Advisory read after the take (or, without an attempt column, the take itself: the row while claimable). */
+  /** Advisory read after the take (or, without a take, the take itself: the row while claimable). */
   advisoryRead(id: unknown, now: Date): Bound {
-    if (this.#table.columns.attempt !== undefined || this.#table.columns.key !== undefined) {
-      const advisoryReadSql = this.#memo(
-        "advisoryReadSql",
-        () => `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#id} = ?`,
-      );
-      return { sql: advisoryReadSql, values: [id] };
-    }
+    const { attempt, key } = this.#table.columns;
+    const taken = attempt !== undefined || key !== undefined;
     const advisoryReadSql = this.#memo(
       "advisoryReadSql",
-      () => `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#id} = ? AND ${this.#claimable}`,
+      () =>
+        `SELECT ${this.selectList} FROM ${this.target} WHERE ${this.#id} = ?${taken ? "" : ` AND ${this.#claimable}`}`,
     );
-    return { sql: advisoryReadSql, values: [id, ...this.#claimableValues(now)] };
+    return { sql: advisoryReadSql, values: taken ? [id] : [id, ...this.#claimableValues(now)] };
   }
 
   /** Statements that settle rows of this table in one form's style. */
@@ -576,11 +471,7 @@ export class SettlementStatements {
     return { sql, values: this.#whereValues(id, token) };
   }
 
-  /**
-   * An `UPDATE` of the row setting `first` (a column = ? pair, or nothing) plus what every kept
-   * row gets in this form (lockedUntil NULL, attempt + 1 in the row lock form). `null` when
-   * there is nothing to set (row lock plain retry on a table without attempt and lockedUntil).
-   */
+  /** An `UPDATE` of the row of `kind` (see `#sets`); `null` when there is nothing to set. */
   update(
     kind: "markProcessed" | "releaseAt" | "release" | "moveToGroup",
     value: unknown,
@@ -595,10 +486,7 @@ export class SettlementStatements {
     return { sql, values: [...(kind === "release" ? [] : [value]), ...this.#whereValues(id, token)] };
   }
 
-  /**
-   * The SET list of an update of `kind`: its own column (one `?`, but for a plain release) plus
-   * what every kept row gets in this form; `null` when there is nothing to set.
-   */
+  /** The SET list of `kind`: its own column (one `?`, none for a plain release) plus what every kept row gets in this form. */
   #sets(kind: "markProcessed" | "releaseAt" | "release" | "moveToGroup"): string | null {
     const c = this.#table.columns;
     const first =
@@ -620,16 +508,9 @@ export class SettlementStatements {
   }
 
   /**
-   * Advisory lock form, delete and unlock in one statement: the `DELETE` of {@link
-   * SettlementStatements.delete} with `AND RELEASE_LOCK(?) = 1` last in its condition. The server
-   * finds the row by primary key and write-locks it (waiting for any other lock on it), then
-   * evaluates the condition once, the other conditions first: the lock is released only when the
-   * row matched, while the statement holds the row's write lock until it commits (autocommit: at
-   * the statement's end). Why that is safe: see `advisory.ts`. Only a `DELETE`: an `UPDATE` at
-   * READ COMMITTED may evaluate its condition twice on a row another transaction has locked
-   * (InnoDB's semi-consistent read), which would release the lock and then match nothing. Matches
-   * no row when the row is gone or finished (the lock is then still held) or when the release did
-   * not answer 1.
+   * Advisory lock form, the `DELETE` of {@link SettlementStatements.delete} with `AND RELEASE_LOCK(?)
+   * = 1` last: the lock goes only when the row matched (why it is safe: `advisory.ts`). Only a
+   * `DELETE`: InnoDB's semi-consistent read may evaluate an `UPDATE`'s condition twice.
    */
   deleteAndUnlock(id: unknown, lockName: string): Bound {
     const sql =
@@ -641,16 +522,9 @@ export class SettlementStatements {
   }
 
   /**
-   * Coalesced acknowledgement (`settleMany`): the statements applying `settlement` to several
-   * rows, exactly as {@link SettlementStatements.delete} / {@link SettlementStatements.update}
-   * apply it to one, finding every row by primary key whatever the table's size (see
-   * `byPrimaryKey`). A mark as processed, and a delete on MySQL, is one statement with the
-   * ids as one list parameter (`id IN (?)`: mysql2 renders each value escaped, whatever the id
-   * column's type) and `FORCE INDEX (PRIMARY)` (MySQL's `DELETE` takes it in its multi-table
-   * form); in the lease style each row is fenced by its own token: `id IN (…) AND (id,
-   * lockedUntil) IN ((?, ?), …)` (the first list finds the rows, the second is the fence). A
-   * delete on MariaDB is one {@link SettlementStatements.delete} per row, to run as one
-   * compound statement (`compoundSql`).
+   * Coalesced acknowledgement: `settlement` applied to several rows as to one, found by primary key.
+   * One statement (`id IN (?)`, in the lease style fenced by `(id, lockedUntil) IN (?)`), but a
+   * delete on MariaDB: one {@link SettlementStatements.delete} per row, for a compound statement.
    */
   ackSteps(
     settlement: AckSettlement,
@@ -694,11 +568,8 @@ export class SettlementStatements {
   }
 
   /**
-   * MariaDB, lease style, coalesced delete that says which rows it deleted: one compound
-   * statement and one transaction ({@link atomicCompoundSql}) of one `DELETE … WHERE id = ? AND
-   * lockedUntil = ? RETURNING id` per row, in the order of `held`: it answers one result set per
-   * row, holding the row's id where it deleted it and empty where the row holds another token
-   * (or is gone).
+   * MariaDB, lease style: a coalesced delete in one transaction ({@link atomicCompoundSql}), one
+   * `DELETE … RETURNING id` per row of `held`, each answering its own result set (empty: not deleted).
    */
   deleteManyReturning(held: readonly { readonly id: unknown; readonly token?: Date | undefined }[]): Bound {
     const rows = held.map((row) => this.delete(row.id, row.token));
@@ -708,11 +579,7 @@ export class SettlementStatements {
     };
   }
 
-  /**
-   * Lease form, coalesced: reads which of the rows still hold their own token, locking them
-   * (`FOR UPDATE`, found by primary key) so that the settlement that follows in the same
-   * transaction applies to exactly these. Columns: id.
-   */
+  /** Lease form, coalesced: the rows still holding their own token, locked `FOR UPDATE`. Columns: id. */
   lockHeld(held: readonly { readonly id: unknown; readonly token?: Date | undefined }[]): Bound {
     const sql =
       this.#cached(
@@ -733,12 +600,7 @@ export class SettlementStatements {
     }${this.#style.unfinishedGuard === true && processedAt !== undefined ? ` AND ${this.#q(processedAt)} IS NULL` : ""}`;
   }
 
-  /**
-   * Moves the row to `deadTable` (same database, same described columns): an `INSERT … SELECT`
-   * copying every described column but the id (the target assigns its own) and lockedUntil
-   * (left NULL: unlocked), with attempt + 1 in the row lock form; then the `DELETE`. Run both in
-   * one transaction.
-   */
+  /** Moves the row to `deadTable`: an `INSERT … SELECT` of every described column but id and lockedUntil, then the `DELETE`. */
   moveToTable(deadTable: string, id: unknown, token?: Date): { insert: Bound; delete: Bound } {
     const sql =
       this.#cached(`moveToTable:${deadTable}`, () => {
@@ -761,11 +623,7 @@ export class SettlementStatements {
   }
 }
 
-/**
- * A row's full lock key in SQL, before any hashing: the lower-cased database name (the table's
- * schema, or the connection's database), `.`, then the key rendered from the template (literals
- * as parameters, columns cast to text, NULL as empty text).
- */
+/** A row's full lock key in SQL, before any hashing (see {@link lockNameExpression}). */
 function lockKeyExpression(table: TableDefinition, q: (column: string) => string): Bound {
   const parts = table.advisoryKey?.parts ?? [];
   const keyValues: unknown[] = [];
@@ -782,21 +640,14 @@ function lockKeyExpression(table: TableDefinition, q: (column: string) => string
   };
 }
 
-/**
- * The `GET_LOCK` name of a lock key (a full key, or a slot's or row's key made from it): the key
- * itself, or its SHA-256 in hex where it passes 64 characters, as {@link lockNameExpression}
- * names keys in SQL.
- */
+/** The `GET_LOCK` name of a lock key: the key, or its SHA-256 in hex past 64 characters, as {@link lockNameExpression} in SQL. */
 export function lockNameOf(text: string): string {
   return [...text].length > 64 ? createHash("sha256").update(text, "utf8").digest("hex") : text;
 }
 
 /**
- * Slot locks for a table whose limit n is above 1, one statement, values: the row's lock name,
- * then the n slots' names. Tries the row's lock without waiting and, only when it got it, each
- * slot in order without waiting (`CASE` stops at the first that holds). Answers `slot`: 1 to n
- * (both held), 0 (the row's lock is held elsewhere: nothing held), -1 (no slot free: the row's
- * lock is held and must be released).
+ * Slot locks for a limit n above 1 (values: the row's lock name, then the n slots'): the row's lock,
+ * then the first free slot, never waiting. `slot`: 1 to n (both held), 0 (none), -1 (only the row's).
  */
 export function slotLockSql(limit: number): string {
   const slots = Array.from({ length: limit }, (_, index) => `WHEN GET_LOCK(?, 0) = 1 THEN ${index + 1}`);
@@ -808,28 +659,28 @@ export const releaseSlotSql =
   "SELECT COALESCE(RELEASE_LOCK(?), 0) + COALESCE(RELEASE_LOCK(?), 0) AS `released`";
 
 /**
- * The advisory lock name of a row, in SQL: the lower-cased database name (the table's schema, or
- * the connection's database), `.`, then the key rendered from the template (literals as
- * parameters, columns cast to text, NULL as empty text); where that passes 64 characters (the
- * longest name `GET_LOCK` takes on MySQL), its SHA-256 in hex. This is the one place the name is
- * computed.
+ * The advisory lock name of a row, in SQL, the one place it is computed: the lower-cased database
+ * name, `.`, the key rendered from the template (literals as parameters, columns cast to text, NULL
+ * as empty text); past 64 characters (`GET_LOCK`'s limit on MySQL), its SHA-256 in hex.
  */
 export function lockNameExpression(
   table: TableDefinition,
   q: (column: string) => string = (column) => quoteIdentifier(column, table.name),
 ): Bound {
-  const full = lockKeyExpression(table, q);
+  return hashedPast64(lockKeyExpression(table, q));
+}
+
+/** `text` as a `GET_LOCK` name in SQL: itself, or its SHA-256 in hex past 64 characters. */
+function hashedPast64(text: Bound): Bound {
   return {
-    sql: `IF(CHAR_LENGTH(${full.sql}) > 64, SHA2(${full.sql}, 256), ${full.sql})`,
-    values: [...full.values, ...full.values, ...full.values],
+    sql: `IF(CHAR_LENGTH(${text.sql}) > 64, SHA2(${text.sql}, 256), ${text.sql})`,
+    values: [...text.values, ...text.values, ...text.values],
   };
 }
 
 /**
- * The multi-row `INSERT` of a publish. MariaDB (10.5+) returns the ids with `RETURNING`; MySQL
- * has no `RETURNING`, so the ids are `insertId` onwards (consecutive for one statement, stepped
- * by `auto_increment_increment`). A priority of `null`, or an extra column a row does not fill,
- * takes the column's `DEFAULT`.
+ * The multi-row `INSERT` of a publish, with `RETURNING` the ids on MariaDB (MySQL's are `insertId`
+ * onwards). A `null` priority, or an extra column a row does not fill, takes the column's `DEFAULT`.
  */
 export function insertStatement(
   table: TableDefinition,
@@ -876,13 +727,7 @@ export function insertStatement(
   };
 }
 
-/**
- * The recommended `CREATE TABLE` for `table`: BIGINT AUTO_INCREMENT id, the payload as JSON,
- * LONGTEXT or LONGBLOB, attempt INT NOT NULL DEFAULT 1, times as DATETIME(6) (no time zone:
- * the driver writes UTC), priority INT NOT NULL DEFAULT 0, the group as VARCHAR(191) with a
- * binary collation (groups compare exactly), the key the same with its unique index, extra
- * columns as VARCHAR(191), InnoDB, utf8mb4, and the claim-order index.
- */
+/** The recommended `CREATE TABLE` for `table`: times as DATETIME(6) in UTC, groups and keys compared exactly (binary collation). */
 export function createTableSql(table: TableDefinition): string {
   const q = (column: string): string => quoteIdentifier(column, table.name);
   const c = table.columns;

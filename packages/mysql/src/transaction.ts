@@ -8,13 +8,7 @@ import { classifyError } from "./normalize-error.js";
 import { type ConnectionLike, letGo, run } from "./pool-like.js";
 import { transactionSql } from "./sql.js";
 
-/**
- * The sessions whose default isolation level the driver set itself, with that level: the
- * sessions of the driver's own pool (`src/own-pool.ts`), which run `SET SESSION TRANSACTION
- * ISOLATION LEVEL READ COMMITTED` once, when they connect. Keyed by mysql2's connection object
- * (what a pool's `connection` event passes, and what a `mysql2/promise` pool connection wraps as
- * `.connection`), so the mark lives exactly as long as the session.
- */
+/** The sessions whose default isolation level the driver set itself (its own pool's), keyed by mysql2's connection object. */
 const sessionLevels = new WeakMap<object, IsolationLevel>();
 
 /** Records that `session` (a mysql2 connection) now runs its transactions at `level` by default. */
@@ -28,12 +22,7 @@ function sessionOf(connection: ConnectionLike): object {
   return typeof inner === "object" && inner !== null ? inner : connection;
 }
 
-/**
- * Starts a transaction at `level`: `START TRANSACTION` alone on a session known to run at
- * `level` by default (the driver's own pool at READ COMMITTED), else `SET TRANSACTION ISOLATION
- * LEVEL …` (the next transaction only: a pool the user owns keeps its sessions' defaults), then
- * `START TRANSACTION`. Setting the level once per session saves a round trip a claim.
- */
+/** Starts a transaction at `level`: `SET TRANSACTION ISOLATION LEVEL …` first unless the session runs at `level` by default. */
 export async function beginAt(connection: ConnectionLike, level: IsolationLevel): Promise<void> {
   if (sessionLevels.get(sessionOf(connection)) !== level) {
     await run(connection, transactionSql.isolation(level));
@@ -41,17 +30,10 @@ export async function beginAt(connection: ConnectionLike, level: IsolationLevel)
   await run(connection, transactionSql.begin);
 }
 
-/**
- * Gives back a session lock the transaction's session holds beside it (a FIFO group's guard)
- * once the transaction ended; `false` when the server did not confirm it.
- */
+/** Gives back a session lock held beside the transaction (a FIFO group's guard) once it ended; `false` when not confirmed. */
 export type SessionLockRelease = (connection: ConnectionLike) => Promise<boolean>;
 
-/**
- * Commits and returns the connection to its pool (first giving back `guard`, if any; a guard not
- * confirmed closes the connection instead); on failure the connection is closed and the error
- * thrown.
- */
+/** Commits, gives back `guard`, and returns the connection; a failure or an unconfirmed guard closes it instead. */
 export async function commitAndRelease(
   connection: ConnectionLike,
   guard?: SessionLockRelease,
@@ -65,11 +47,7 @@ export async function commitAndRelease(
   letGo(connection, guard === undefined ? false : !(await guard(connection)));
 }
 
-/**
- * Rolls back and returns the connection to its pool. A connection that cannot roll back (killed,
- * network gone: the server already rolled back with the session) is closed instead, quietly;
- * other failures close it and are thrown.
- */
+/** Rolls back, gives back `guard`, and returns the connection; a lost session is closed quietly, other failures close it and throw. */
 export async function rollbackAndRelease(
   connection: ConnectionLike,
   cause?: unknown,

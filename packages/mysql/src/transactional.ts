@@ -1,13 +1,6 @@
 /**
- * Transactional handlers on MySQL/MariaDB: the mysql2 client and dialect side of core's
- * algorithm (`runRowLockTransaction`, `runLeaseTransaction`, `runAdvisoryTransaction`): the body
- * runs on a mysql2 connection inside a transaction, and the settlement runs last in the same one.
- *
- * - Row lock form: the claim's open transaction, behind `SAVEPOINT rowclaim_handler`.
- * - Lease form: a transaction of its own (READ COMMITTED unless the table names a level) on one
- *   connection, the settlement fenced by the delivery's token (`LEASE_LOST` when it matched no row).
- * - Advisory lock form: a transaction on the delivery's own connection, whose session holds the
- *   `GET_LOCK` name.
+ * Transactional handlers on MySQL/MariaDB: the mysql2 session and dialect under core's
+ * `runRowLockTransaction`, `runLeaseTransaction` and `runAdvisoryTransaction`.
  *
  * @module
  */
@@ -27,8 +20,6 @@ import { type ConnectionLike, letGo, type PoolLike, run } from "./pool-like.js";
 import { applySettlement } from "./settle.js";
 import { type SettlementStatements, transactionSql } from "./sql.js";
 import { beginAt } from "./transaction.js";
-
-export { bodyRunning } from "@rowclaim/core/driver";
 
 /** A mysql2 connection as core's algorithm sees it; one that lost its session is closed on release. */
 class MysqlTransactionSession implements TransactionSession {

@@ -1,21 +1,15 @@
 /**
- * Unique publishes on MySQL and MariaDB: each row its own autocommit statements, in order. The
- * insert lets the key's unique index decide; where it refuses (`ER_DUP_ENTRY` naming the key
- * index), one `UPDATE … WHERE key = ?` keeps or replaces the queued holder and reports its id.
- * When that matches nothing (the holder was claimed or finished in between) the insert runs
- * again; deadlocks (1213) and lock wait timeouts (1205) are retried too. No statement waits for
- * a handler: rows in work hold no key.
+ * Unique publishes on MySQL and MariaDB (DRIVERS.md, "Unique jobs"): per row, the insert, and
+ * where the key's index refuses it, one `UPDATE … WHERE key = ?` keeping or replacing the holder.
  *
  * @module
  */
 import { type PublishResult, type RowId, SchemaError, type TableDefinition } from "@rowclaim/core";
 import { retryUniqueAttempt, type UniquePublishRow } from "@rowclaim/core/driver";
-import { normalizeError } from "./normalize-error.js";
+import { classifyError, normalizeError } from "./normalize-error.js";
 import { matchedRows, type QueryableLike, run, selectRows } from "./pool-like.js";
 import { uniqueIndexName } from "./sql.js";
 import { addUniqueKeySql, uniqueHolder, uniqueIndexCheckSql, uniqueInsert } from "./unique-sql.js";
-
-const retriedErrnos = new Set([1213, 1205]);
 
 /** Publishes `rows` of `table` on `client` (a pool), in order; returns what happened to each. */
 export async function publishUniqueRows(
@@ -36,7 +30,6 @@ async function publishOne(
   const insert = uniqueInsert(table, row, row.key);
   const replace = row.onConflict === "replace";
   const holder = row.key === null ? null : uniqueHolder(table, row, row.key, replace);
-  /** The last error met, a refused duplicate included: what a publish that never settles reports. */
   let last: unknown;
   return retryUniqueAttempt({
     attempt: async (): Promise<PublishResult | undefined> => {
@@ -46,7 +39,7 @@ async function publishOne(
       } catch (error) {
         last = error;
         if (isRetried(error)) throw error;
-        if (holder === null || errnoOf(error) !== 1062 || !isKeyIndex(error, table)) {
+        if (holder === null || (error as { errno?: unknown }).errno !== 1062 || !isKeyIndex(error, table)) {
           throw normalizeError(error, {
             table: table.name,
             operation: "unique publish",
@@ -74,14 +67,9 @@ async function publishOne(
   });
 }
 
-function errnoOf(error: unknown): unknown {
-  return (error as { errno?: unknown }).errno;
-}
-
 /** Whether `error` is a deadlock or lock wait timeout, which the next attempt may not meet. */
 function isRetried(error: unknown): boolean {
-  const errno = errnoOf(error);
-  return typeof errno === "number" && retriedErrnos.has(errno);
+  return classifyError(error).retryable;
 }
 
 /** Whether a duplicate-key error names the key's unique index (MySQL 8 writes `table.index`). */
@@ -93,11 +81,7 @@ function isKeyIndex(error: unknown, table: TableDefinition): boolean {
   return message.includes(`'${name}'`) || message.includes(`.${name}'`);
 }
 
-/**
- * Refuses a key table without a unique index on exactly its key column.
- *
- * @throws {SchemaError} naming the table, the key column and the index to add.
- */
+/** Refuses, with `SchemaError`, a key table without a unique index on exactly its key column. */
 export async function checkUniqueIndex(client: QueryableLike, table: TableDefinition): Promise<void> {
   const key = table.columns.key;
   if (key === undefined) return;

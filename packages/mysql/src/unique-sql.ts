@@ -1,10 +1,6 @@
 /**
- * The SQL of unique jobs on MySQL and MariaDB (the same text on both: no `RETURNING`, no partial
- * index). The key column holds the key only while the row is queued (every claim writes NULL,
- * committed before the handler runs), so a plain `UNIQUE KEY` on it — NULLs distinct in InnoDB —
- * is the whole constraint. A publish inserts and lets the index refuse (`ER_DUP_ENTRY`); then it
- * reads or replaces the queued holder with `id = LAST_INSERT_ID(id)`, so that one statement
- * reports the holder's id whichever row it is.
+ * The SQL of unique jobs on MySQL and MariaDB (the same on both; the design: DRIVERS.md, "Unique
+ * jobs"): the insert, and the holder's read or replacement reporting its id by `LAST_INSERT_ID(id)`.
  *
  * @module
  */
@@ -85,10 +81,7 @@ export function uniqueHolder(table: TableDefinition, row: PublishRow, key: strin
   };
 }
 
-/**
- * Whether a unique index on exactly the key column exists (`rc_found` 1). Values: the schema
- * (NULL: the connection's database), the table, the key column.
- */
+/** Whether a unique index on exactly the key column exists (`rc_found` 1). Values: the schema (or NULL), table, key column. */
 export const uniqueIndexCheckSql =
   "SELECT COUNT(*) AS rc_found FROM (SELECT INDEX_NAME FROM information_schema.STATISTICS " +
   "WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND NON_UNIQUE = 0 " +

@@ -1,6 +1,5 @@
 /**
- * The server's family and version, read from `VERSION()`, and the floor each family needs:
- * MySQL 8.0.1 and MariaDB 10.6 are the first releases that skip locked rows.
+ * The server's family and version, read from `VERSION()`, and the floor each family needs.
  *
  * @module
  */
@@ -19,7 +18,7 @@ export interface ServerVersion {
   readonly text: string;
 }
 
-/** The first release of each family the driver accepts. */
+/** The first release of each family the driver accepts: the first that skips locked rows. */
 export const versionFloors: Readonly<Record<ServerFamily, readonly [number, number, number]>> = Object.freeze(
   {
     mysql: [8, 0, 1],
@@ -28,11 +27,8 @@ export const versionFloors: Readonly<Record<ServerFamily, readonly [number, numb
 );
 
 /**
- * Parses a `VERSION()` string: `8.0.36`, `5.7.44-log`, `10.11.19-MariaDB-0+deb12u1`, and the
- * old replication form `5.5.5-10.6.12-MariaDB` (MariaDB before 11 put `5.5.5-` in front of its
- * handshake version so that old MySQL replicas accepted it).
- *
- * @throws {Error} when the text holds no version number.
+ * Parses a `VERSION()` string: `8.0.36`, `10.11.19-MariaDB-0+deb12u1`, and MariaDB's old
+ * replication form `5.5.5-10.6.12-MariaDB`. Throws when the text holds no version number.
  */
 export function parseServerVersion(text: string): ServerVersion {
   const family: ServerFamily = /mariadb/i.test(text) ? "mariadb" : "mysql";
@@ -56,26 +52,13 @@ export function meetsFloor(version: ServerVersion): boolean {
   return version.patch >= patch;
 }
 
-/** The floor of a family as text, for example `"MariaDB 10.6.0"`. */
-export function floorText(family: ServerFamily): string {
-  return `${familyName(family)} ${versionFloors[family].join(".")}`;
-}
-
-/** The family's name for people. */
-export function familyName(family: ServerFamily): string {
-  return family === "mariadb" ? "MariaDB" : "MySQL";
-}
-
-/**
- * Refuses a server below its family's floor.
- *
- * @throws {ServerTooOldError} naming the family, the version and the floor.
- */
+/** Refuses a server below its family's floor with `ServerTooOldError`, naming the family, the version and the floor. */
 export function assertFloor(version: ServerVersion, table: string): void {
   if (meetsFloor(version)) return;
-  const floor = floorText(version.family);
+  const family = version.family === "mariadb" ? "MariaDB" : "MySQL";
+  const floor = `${family} ${versionFloors[version.family].join(".")}`;
   throw new ServerTooOldError(
-    `Table "${table}": the server is ${familyName(version.family)} ${version.major}.${version.minor}.${version.patch} ("${version.text}"), older than ${floor}, the first release that skips locked rows (FOR UPDATE SKIP LOCKED), which every claim form of @rowclaim/mysql needs. Upgrade the server to ${floor} or later.`,
+    `Table "${table}": the server is ${family} ${version.major}.${version.minor}.${version.patch} ("${version.text}"), older than ${floor}, the first release that skips locked rows (FOR UPDATE SKIP LOCKED), which every claim form of @rowclaim/mysql needs. Upgrade the server to ${floor} or later.`,
     { serverVersion: version.text, floor, table },
   );
 }
