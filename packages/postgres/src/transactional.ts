@@ -1,12 +1,6 @@
 /**
- * Transactional handlers on PostgreSQL: the `pg` client and dialect side of core's algorithm
- * (`runRowLockTransaction`, `runLeaseTransaction`, `runAdvisoryTransaction`): the body runs on a
- * `pg` client inside a transaction, and the settlement runs last in the same transaction.
- *
- * - Row lock form: the claim's open transaction, behind `SAVEPOINT rowclaim_handler`.
- * - Lease form: `BEGIN` (at the table's isolation level) on a connection of its own, the
- *   settlement fenced by the delivery's token (`LEASE_LOST` when it matched no row).
- * - Advisory lock form: `BEGIN` on the delivery's own connection, whose session holds the key.
+ * Transactional handlers on PostgreSQL: the client and dialect side of core's algorithm
+ * (`runRowLockTransaction`, …): the body, then the settlement, in one transaction.
  *
  * @module
  */
@@ -52,14 +46,21 @@ function sessionOf(connection: HeldConnection): PgTransactionSession {
 
 /**
  * Whether a transactional body is running on `connection` now. A claimer giving such a
- * connection up (the broker closing past its timeout) destroys it rather than roll back or unlock
- * on it: the body's later statements must fail, not run outside the transaction.
+ * connection up destroys it rather than roll back or unlock on it: the body's later statements must fail.
  */
 export function bodyRunning(connection: HeldConnection): boolean {
   return clientRunning(connection.client);
 }
 
-/** The form's name as messages write it. */
+/** Releases `connection` where it is given up during a body ({@link bodyRunning}) or broke; `true` once released. */
+export function releasedIfUnusable(connection: HeldConnection): boolean {
+  if (connection.released) return true;
+  if (bodyRunning(connection))
+    connection.markBroken(new Error("rowclaim: given up during a transactional body"));
+  if (connection.broken === undefined) return false;
+  connection.release();
+  return true;
+}
 
 /** What failed, as the error context says it. */
 const stepLabels: Readonly<Record<Exclude<TransactionStep, "settle">, string>> = {
