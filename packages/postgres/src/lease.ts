@@ -1,12 +1,10 @@
 /**
- * The lease form: one statement claims (a CTE locking the due rows in claim order, then the
- * UPDATE writing the expiry and counting the attempt, returning the rows) and commits at once;
- * no connection is held while the handlers run. Extensions and settlements take effect only
- * where the row still holds the delivery's token, the expiry.
+ * The lease form: one statement claims and commits at once; no connection is held while the
+ * handlers run. Extensions and settlements apply only where the row still holds its token, the expiry.
  *
  * @module
  */
-import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type { RowId, TableDefinition } from "@rowclaim/core";
 import type {
   Acks,
   Claimed,
@@ -25,7 +23,7 @@ import { execute, HeldConnection } from "./connection.js";
 import { fifoGroupKey, waitFifoGuard } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
-import type { Settlements } from "./settle.js";
+import { noProcessedAt, type Settlements } from "./settle.js";
 import {
   beginSql,
   type ClaimStatement,
@@ -45,10 +43,15 @@ function answerId(row: Record<string, unknown>): unknown {
   return row.rc_id;
 }
 
-/**
- * The values of a lease ack statement: each held row's id and token (`$ids`, `$tokens` pairs, or
- * `$id` and `$token` for a statement of one ack), and `$at` for markProcessed.
- */
+/** The held rows' ids and tokens as `$ids` and `$tokens`. */
+function heldPairs(held: readonly HeldLease[]): Record<string, ArrayParam> {
+  return {
+    ids: new ArrayParam(held.map((hold) => hold.id)),
+    tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
+  };
+}
+
+/** The values of a lease ack statement: the held pairs (or `$id`, `$token` for `"one"`), and `$at` for markProcessed. */
 function ackValues(
   { rows: held, settlement }: Acks<HeldLease>,
   acks: LeaseAcks = "many",
@@ -56,11 +59,7 @@ function ackValues(
   const at = settlement.kind === "markProcessed" ? { at: settlement.at } : {};
   const one = held[0];
   if (acks === "one" && one !== undefined) return { id: one.id, token: one.token.expiry, ...at };
-  return {
-    ids: new ArrayParam(held.map((hold) => hold.id)),
-    tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
-    ...at,
-  };
+  return { ...heldPairs(held), ...at };
 }
 
 /** Per held row, in order, whether a coalesced settlement's answer says it settled (see `settledAll`). */
@@ -117,16 +116,9 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     if (held.length === 0) return [];
     let result: QueryResultLike;
     try {
-      result = await execute(this.#options.pool, this.#options.extend, {
-        expiry,
-        ids: new ArrayParam(held.map((hold) => hold.id)),
-        tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
-      });
+      result = await execute(this.#options.pool, this.#options.extend, { expiry, ...heldPairs(held) });
     } catch (error) {
-      throw normalizeError(error, {
-        table: this.#options.table.name,
-        operation: "lease extension",
-      });
+      throw normalizeError(error, { table: this.#options.table.name, operation: "lease extension" });
     }
     const next: LeaseToken = { form: "lease", expiry };
     return heldAmong(held, result.rows, answerId).map((moved) => (moved ? next : null));
@@ -138,21 +130,12 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     try {
       changed = await settlements.apply(pool, id, settlement, token.expiry);
     } catch (error) {
-      throw normalizeError(error, {
-        table: table.name,
-        operation: `lease ${settlement.kind} settlement`,
-      });
+      throw normalizeError(error, { table: table.name, operation: `lease ${settlement.kind} settlement` });
     }
     if (changed === 0) throw leaseLostOnSettle(table.name, id, token.expiry, settlement.kind);
   }
 
-  /**
-   * Coalesced settlements: one statement (one implicit transaction, one commit) settles every
-   * row of `held` that still holds its own token (`lockedUntil = token.expiry`; the tokens may
-   * differ from row to row). Resolves, in order, `true` for each row settled and `false` for
-   * each row that holds another token or is gone (left unchanged). A database error rejects
-   * (normalized), and then no row changed: the statement is atomic.
-   */
+  /** Coalesced settlements in one statement, each row fenced by its own token (DRIVERS.md, "Lease"). */
   async settleMany(acks: Acks<HeldLease>): Promise<readonly boolean[]> {
     const { table, pool } = this.#options;
     const { rows: held, settlement } = acks;
@@ -171,14 +154,8 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
   }
 
   /**
-   * Acks sent with the next claim (core's `claimWithAcks`), one commit for both, so that a
-   * worker's ack and its next claim cost one round trip on one server session instead of two
-   * statements on two. Where the claim needs no transaction of its own, one statement does both
-   * (`leaseClaimWithAcksSql`: the acks, each row fenced by its own token, and a claim that never
-   * takes an acked row). A FIFO table or one with an isolation level gets `BEGIN`, the guard, the
-   * acks' statement (as {@link PostgresLeaseClaimer.settleMany}) and the claim, and `COMMIT` on
-   * one connection, one transaction. Should anything fail, nothing was committed and the error
-   * is thrown: the broker then sends the acks alone and claims again.
+   * Acks sent with the next claim, one commit for both (DRIVERS.md, "Lease"): one statement
+   * (`leaseClaimWithAcksSql`), or one transaction on a FIFO table or one with an isolation level.
    */
   async claimWithAcks(
     acks: Acks<HeldLease>,
@@ -191,7 +168,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     const one = acks.rows.length === 1;
     const statements = one ? this.#options.claimWithOneAck : this.#options.claimWithAcks;
     const claim = settlement.kind === "delete" ? statements.delete : statements.markProcessed;
-    if (claim === null) throw this.#noProcessedAt();
+    if (claim === null) throw noProcessedAt(table);
     let result: QueryResultLike;
     try {
       result = await execute(pool, claim.forLimit(request.limit), {
@@ -246,7 +223,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
   } {
     const { settleMany } = this.#options;
     const stmt = acks.settlement.kind === "delete" ? settleMany.delete : settleMany.markProcessed;
-    if (stmt === null) throw this.#noProcessedAt();
+    if (stmt === null) throw noProcessedAt(this.#options.table);
     return { stmt, values: ackValues(acks) };
   }
 
@@ -257,15 +234,6 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     const known = { [table.columns.lockedUntil as string]: expiry };
     const claimed = rows.map((raw) => ({ row: claimedRowOf(table, raw, true, known), token }));
     return sortIntoClaimOrder(table, claimed);
-  }
-
-  /** The refusal of a markProcessed ack on a table without a processedAt column. */
-  #noProcessedAt(): InvalidArgumentError {
-    const { table } = this.#options;
-    return new InvalidArgumentError(
-      `Table "${table.name}" (lease form): a markProcessed settlement needs a processedAt column; the table describes none.`,
-      { table: table.name },
-    );
   }
 
   /** Transactional handlers: the body and the fenced settlement in one transaction (`src/transactional.ts`). */
