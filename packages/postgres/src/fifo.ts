@@ -1,10 +1,5 @@
 /**
- * The FIFO group guard: a transaction advisory lock on the hash of the table and the group, taken
- * in the claim's transaction before it selects the group's head. In the row lock form the claim's
- * transaction stays open while the handler runs, so the lock held says "the group is in work"
- * and another claim passes (`pg_try_advisory_xact_lock`). In the lease form the claim commits at
- * once and "in work" is a lease that has not run out; there the lock only orders concurrent
- * claims, so a claim waits the few milliseconds for the other to commit (`pg_advisory_xact_lock`).
+ * The FIFO group guard, a transaction advisory lock taken before the claim (DRIVERS.md, "FIFO groups").
  *
  * @module
  */

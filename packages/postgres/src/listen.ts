@@ -1,7 +1,6 @@
 /**
- * Cross-process wake-up with LISTEN/NOTIFY: one dedicated connection per listener, LISTENing on
- * the table's channel; when the connection is cut it is destroyed and a new one listens again
- * after a backoff (and wakes the subscription once, for what it may have missed).
+ * Cross-process wake-up with LISTEN/NOTIFY on a connection of its own; a cut connection is
+ * replaced after a backoff, and the subscription woken once for what it may have missed.
  *
  * @module
  */

@@ -72,7 +72,7 @@ export interface ClaimStatement {
 }
 
 /** A row count derived from the limit: the parameter `name` in the general text, else the literal `rows(limit)`. */
-type LimitSlot = (name: string, rows: (limit: number) => number) => string;
+type LimitSlot = (name: string, rows?: (limit: number) => number) => string;
 
 function claimStatement(
   purpose: string,
@@ -93,15 +93,15 @@ function claimStatement(
       if (!Number.isInteger(limit) || limit < 1 || limit > LITERAL_LIMIT_MAX) return general;
       let stmt = byLimit.get(limit);
       if (stmt === undefined) {
-        stmt = statement(purpose, (p) => build(p, (_name, rows) => String(rows(limit))));
+        stmt = statement(purpose, (p) =>
+          build(p, (_name, rows) => String(rows === undefined ? limit : rows(limit))),
+        );
         byLimit.set(limit, stmt);
       }
       return stmt;
     },
   });
 }
-
-const sameLimit = (limit: number): number => limit;
 
 /** Puts a statement's named values in `$n` order. */
 export function statementValues(stmt: Statement, values: StatementValues): unknown[] {
@@ -120,10 +120,6 @@ export function col(alias: string, column: string): string {
   return `${alias}.${quoteIdent(column)}`;
 }
 
-function isJsonType(type: string | undefined): boolean {
-  return type === "json" || type === "jsonb";
-}
-
 /** Every described column but `omit`; a json payload once, as text under {@link PAYLOAD_TEXT_ALIAS} (`pg` does not parse it). */
 function selectList(
   table: TableDefinition,
@@ -132,7 +128,7 @@ function selectList(
   omit: readonly string[] = [],
 ): string {
   const payload = table.columns.payload;
-  const payloadAsText = table.payloadType === "json" && isJsonType(types.get(payload));
+  const payloadAsText = table.payloadType === "json" && ["json", "jsonb"].includes(types.get(payload) ?? "");
   const items: string[] = [];
   for (const column of table.allColumns) {
     if (omit.includes(column)) continue;
@@ -145,23 +141,15 @@ function selectList(
   return items.join(", ");
 }
 
-/** `group = $group` (or `IS NULL`); empty on a table without a group column. */
-function groupCondition(
-  table: TableDefinition,
-  group: string | null,
-  alias: string,
-  params: ParamSlots,
-): string[] {
-  const column = table.columns.group;
-  if (column === undefined) return [];
-  return [
-    group === null ? `${col(alias, column)} IS NULL` : `${col(alias, column)} = ${params.ref("group")}`,
-  ];
-}
-
-function unfinishedCondition(table: TableDefinition, alias: string): string[] {
-  const column = table.columns.processedAt;
-  return column === undefined ? [] : [`${col(alias, column)} IS NULL`];
+/** Unfinished, and in the group (`= $group`, or `IS NULL`) where the table has a group column. */
+function openInGroup(table: TableDefinition, group: string | null, alias: string, p: ParamSlots): string[] {
+  const { processedAt, group: column } = table.columns;
+  const conditions = processedAt === undefined ? [] : [`${col(alias, processedAt)} IS NULL`];
+  if (column !== undefined)
+    conditions.push(
+      group === null ? `${col(alias, column)} IS NULL` : `${col(alias, column)} = ${p.ref("group")}`,
+    );
+  return conditions;
 }
 
 /** Unfinished, in the group, due and (lease) unlocked; `nowExpression` reads the claim's time (default `$now`). */
@@ -172,7 +160,7 @@ function claimable(
   params: ParamSlots,
   nowExpression?: string,
 ): string {
-  const conditions = [...unfinishedCondition(table, alias), ...groupCondition(table, group, alias, params)];
+  const conditions = openInGroup(table, group, alias, params);
   const { runAt, lockedUntil } = table.columns;
   // Referenced only where a condition reads it: a parameter the text never uses has no type.
   const now = runAt === undefined && lockedUntil === undefined ? "" : (nowExpression ?? params.ref("now"));
@@ -200,10 +188,7 @@ function claimOrder(table: TableDefinition, alias: string): string {
 
 /** FIFO: the row is its group's head, the first unfinished row in claim order, due or not. */
 function fifoHead(table: TableDefinition, group: string | null, alias: string, params: ParamSlots): string {
-  const conditions = [
-    ...unfinishedCondition(table, "rc_head"),
-    ...groupCondition(table, group, "rc_head", params),
-  ];
+  const conditions = openInGroup(table, group, "rc_head", params);
   const where = conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`;
   return `${col(alias, table.columns.id)} = (SELECT ${col("rc_head", table.columns.id)} FROM ${tableRef(table)} AS rc_head${where} ORDER BY ${claimOrder(table, "rc_head")} LIMIT 1)`;
 }
@@ -276,7 +261,7 @@ export function rowLockClaimSql(
   return claimStatement("row lock claim", (p, limitSlot) => {
     let where = claimable(table, group, "rc_src", p);
     if (table.fifo) where += ` AND ${fifoHead(table, group, "rc_src", p)}`;
-    const limit = table.fifo ? "1" : limitSlot("limit", sameLimit);
+    const limit = table.fifo ? "1" : limitSlot("limit");
     const lock = table.fifo ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED";
     return `SELECT ${selectList(table, types, "rc_src")} FROM ${tableRef(table)} AS rc_src WHERE ${where} ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limit} ${lock}`;
   });
@@ -296,15 +281,11 @@ export function leaseClaimSql(
     const until = lockedUntil as string;
     let where = claimable(table, group, "rc_src", p);
     if (table.fifo) {
-      const busy = [
-        ...unfinishedCondition(table, "rc_busy"),
-        ...groupCondition(table, group, "rc_busy", p),
-        `${col("rc_busy", until)} > ${p.ref("now")}`,
-      ];
+      const busy = [...openInGroup(table, group, "rc_busy", p), `${col("rc_busy", until)} > ${p.ref("now")}`];
       where += ` AND ${fifoHead(table, group, "rc_src", p)}`;
       where += ` AND NOT EXISTS (SELECT 1 FROM ${tableRef(table)} AS rc_busy WHERE ${busy.join(" AND ")})`;
     }
-    const limit = table.fifo ? "1" : limitSlot("limit", sameLimit);
+    const limit = table.fifo ? "1" : limitSlot("limit");
     const lock = table.fifo ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED";
     return (
       `WITH rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
@@ -398,7 +379,7 @@ export function leaseClaimWithAcksSql(
         return (
           `WITH rc_acked AS (${change} RETURNING ${col("rc_done", id)} AS rc_id), ` +
           `rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
-          `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limitSlot("limit", sameLimit)} FOR UPDATE SKIP LOCKED), ` +
+          `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limitSlot("limit")} FOR UPDATE SKIP LOCKED), ` +
           `rc_claimed AS (UPDATE ${tableRef(table)} AS rc_row SET ${leaseClaimSets(table, p)} WHERE ${pickedRows(table)} ` +
           `RETURNING ${selectList(table, types, "rc_row", [until])}) ` +
           // The acked ids on the first row only (else parsed once per claimed row), `{}` when all settled.
