@@ -99,11 +99,6 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     this.#limit = options.table.advisoryLimit;
   }
 
-  /** The keys this claimer's deliveries fill (every slot held here): its candidates pass over them. */
-  #fullKeys(): string[] {
-    return this.#held.keysHeld(this.#limit);
-  }
-
   /**
    * Claims up to `request.limit` rows: from candidates passing over this claimer's own keys, then,
    * after a refusal, from candidates passing over every key any session holds (`pg_locks`).
@@ -116,7 +111,13 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       await this.#takeFrom(candidates, {}, request, taken, false);
       return taken;
     }
-    const first = await this.#takeFrom(candidatesHere, { held: this.#fullKeys() }, request, taken, true);
+    const first = await this.#takeFrom(
+      candidatesHere,
+      { held: this.#held.keysHeld(this.#limit) },
+      request,
+      taken,
+      true,
+    );
     if (first === "refused") {
       this.#lockTableReads = LOCK_TABLE_READS_AFTER_REFUSAL;
       if (taken.length < request.limit) await this.#takeFrom(candidates, {}, request, taken, false);
@@ -287,6 +288,8 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     // A limit above 1 holds two locks: the settlement runs on its own, then both unlock.
     const combined = token.rowKey === undefined ? this.#combined(settlement) : undefined;
     const { connection } = token;
+    const table = this.#options.table.name;
+    const operation = `advisory ${settlement.kind} settlement`;
     if (
       combined !== undefined &&
       !connection.released &&
@@ -306,25 +309,18 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       } catch (error) {
         // Whether the unlock ran is not known: unlock again (an unconfirmed unlock ends the session).
         await this.#unlockAndRelease(token);
-        throw normalizeError(error, {
-          table: this.#options.table.name,
-          operation: `advisory ${settlement.kind} settlement`,
-        });
+        throw normalizeError(error, { table, operation });
       }
       connection.release();
-      if (changed === 0) throw advisoryRowGone(this.#options.table.name, row.id, token.key, settlement.kind);
+      if (changed === 0) throw advisoryRowGone(table, row.id, token.key, settlement.kind);
       return;
     }
     let failure: unknown;
     try {
       const changed = await this.#options.settlements.apply(token.connection, row.id, settlement);
-      if (changed === 0)
-        failure = advisoryRowGone(this.#options.table.name, row.id, token.key, settlement.kind);
+      if (changed === 0) failure = advisoryRowGone(table, row.id, token.key, settlement.kind);
     } catch (error) {
-      failure = normalizeError(error, {
-        table: this.#options.table.name,
-        operation: `advisory ${settlement.kind} settlement`,
-      });
+      failure = normalizeError(error, { table, operation });
     }
     try {
       await this.#unlockAndRelease(token);

@@ -23,7 +23,7 @@ import { execute, HeldConnection } from "./connection.js";
 import { fifoGroupKey, waitFifoGuard } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
-import { noProcessedAt, type Settlements } from "./settle.js";
+import { noProcessedAt, type Settlements, settlementValues } from "./settle.js";
 import {
   beginSql,
   type ClaimStatement,
@@ -56,7 +56,7 @@ function ackValues(
   { rows: held, settlement }: Acks<HeldLease>,
   acks: LeaseAcks = "many",
 ): Record<string, unknown> {
-  const at = settlement.kind === "markProcessed" ? { at: settlement.at } : {};
+  const at = settlementValues(settlement);
   const one = held[0];
   if (acks === "one" && one !== undefined) return { id: one.id, token: one.token.expiry, ...at };
   return { ...heldPairs(held), ...at };
@@ -167,7 +167,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     const { settlement } = acks;
     const one = acks.rows.length === 1;
     const statements = one ? this.#options.claimWithOneAck : this.#options.claimWithAcks;
-    const claim = settlement.kind === "delete" ? statements.delete : statements.markProcessed;
+    const claim = statements[settlement.kind];
     if (claim === null) throw noProcessedAt(table);
     let result: QueryResultLike;
     try {
@@ -222,7 +222,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     readonly values: Record<string, unknown>;
   } {
     const { settleMany } = this.#options;
-    const stmt = acks.settlement.kind === "delete" ? settleMany.delete : settleMany.markProcessed;
+    const stmt = settleMany[acks.settlement.kind];
     if (stmt === null) throw noProcessedAt(this.#options.table);
     return { stmt, values: ackValues(acks) };
   }

@@ -204,33 +204,21 @@ export function createPostgresDriverOn(
       const deadLetterTable =
         table.deadLetter !== undefined && "table" in table.deadLetter ? table.deadLetter.table : undefined;
       if (deadLetterTable !== undefined) {
-        const copied = table.allColumns.filter(
-          (column) => column !== table.columns.id && column !== table.columns.lockedUntil,
-        );
-        await checkColumns(
-          connection,
-          table,
-          copied,
-          `moveToTable settlement (to "${deadLetterTable}")`,
-          deadLetterTable,
-        );
+        const { id, lockedUntil } = table.columns;
+        const copied = table.allColumns.filter((column) => column !== id && column !== lockedUntil);
+        const purpose = `moveToTable settlement (to "${deadLetterTable}")`;
+        await checkColumns(connection, table, copied, purpose, deadLetterTable);
       }
       const settlements = new Settlements(settleStatements(table, table.form));
       const checks: Statement[] = settlements.known(deadLetterTable);
+      const base = { pool: statementPool, table, group, settlements };
       let claimer: Claimer;
       switch (table.form) {
         case "rowLock": {
           const claim = rowLockClaimSql(table, group, types);
           const settleMany = rowLockSettleManySql(table);
           checks.unshift(claim.general, ...present(settleMany.delete, settleMany.markProcessed));
-          claimer = new PostgresRowLockClaimer({
-            pool: statementPool,
-            table,
-            group,
-            claim,
-            settlements,
-            settleMany,
-          });
+          claimer = new PostgresRowLockClaimer({ ...base, claim, settleMany });
           break;
         }
         case "lease": {
@@ -250,12 +238,9 @@ export function createPostgresDriverOn(
                 )),
           );
           claimer = new PostgresLeaseClaimer({
-            pool: statementPool,
-            table,
-            group,
+            ...base,
             claim,
             extend,
-            settlements,
             settleMany,
             claimWithAcks,
             claimWithOneAck,
@@ -271,23 +256,16 @@ export function createPostgresDriverOn(
             candidates.general,
             candidatesHere.general,
             take,
-            ...present(
-              settleAndUnlock.delete,
-              settleAndUnlock.markProcessed,
-              settleAndUnlock.release,
-              settleAndUnlock.moveToGroup,
-            ),
+            ...present(...Object.values(settleAndUnlock)),
           );
+          const { logger } = openOptions;
           claimer = new PostgresAdvisoryClaimer({
-            pool: statementPool,
-            table,
-            group,
+            ...base,
             candidates,
             candidatesHere,
             take,
-            settlements,
             settleAndUnlock,
-            logger: openOptions.logger,
+            logger,
           });
           break;
         }

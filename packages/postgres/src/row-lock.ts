@@ -23,7 +23,7 @@ import { HeldConnection } from "./connection.js";
 import { fifoGroupKey, tryFifoGuard } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
-import { noProcessedAt, type Settlements } from "./settle.js";
+import { noProcessedAt, type Settlements, settlementValues } from "./settle.js";
 import {
   beginSql,
   type ClaimStatement,
@@ -70,12 +70,11 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
   }
 
   async claim(request: ClaimRequest): Promise<RowLockBatch<PostgresRowLockToken> | null> {
-    const { pool, table } = this.#options;
     let connection: HeldConnection;
     try {
-      connection = await HeldConnection.acquire(pool);
+      connection = await HeldConnection.acquire(this.#options.pool);
     } catch (error) {
-      throw normalizeError(error, { table: table.name, operation: "row lock claim" });
+      throw this.#failed(error, "row lock claim");
     }
     try {
       const { stmt, values } = this.#claimStatement(request);
@@ -113,8 +112,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     const { rows, settlement } = acks;
     const ack = this.#ackStatement(rows, settlement);
     if (this.#fifoKey !== null || !connection.pipelined || connection.released || ack === null) {
-      // One after the other (also when no statement can ack these rows: `endBatch` then rolls
-      // the batch back and says why).
+      // One after the other (also when no statement can ack these rows: `endBatch` says why).
       const ended = await this.endBatch(token, acks).then(
         () => undefined,
         (error: unknown) => ({ error }),
@@ -122,7 +120,6 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       const claimed = await this.claim(request).catch((error: unknown) => ({ error }));
       return { ended, claimed };
     }
-    const { table } = this.#options;
     const { stmt, values } = this.#claimStatement(request);
     const [acked, committed, begun, selected] = await Promise.allSettled(
       connection.together(
@@ -141,7 +138,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       const error =
         acked.status === "rejected"
           ? this.#ackError(acked.reason, settlement)
-          : normalizeError(committed.reason, { table: table.name, operation: "row lock commit" });
+          : this.#failed(committed.reason, "row lock commit");
       return { ended: { error }, claimed: { error } };
     }
     const ended =
@@ -182,17 +179,14 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       connection.release();
     }
     if (isClaimConflict(error)) return null;
-    throw normalizeError(error, { table: this.#options.table.name, operation: "row lock claim" });
+    throw this.#failed(error, "row lock claim");
   }
 
   async settle(token: PostgresRowLockToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
     try {
       await this.#options.settlements.apply(token.connection, row.id, settlement);
     } catch (error) {
-      throw normalizeError(error, {
-        table: this.#options.table.name,
-        operation: `row lock ${settlement.kind} settlement`,
-      });
+      throw this.#failed(error, `row lock ${settlement.kind} settlement`);
     }
   }
 
@@ -225,12 +219,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     if (committed.status === "rejected") connection.markBroken(committed.reason);
     connection.release();
     if (settled.status === "rejected") throw this.#ackError(settled.reason, settlement);
-    if (committed.status === "rejected") {
-      throw normalizeError(committed.reason, {
-        table: this.#options.table.name,
-        operation: "row lock commit",
-      });
-    }
+    if (committed.status === "rejected") throw this.#failed(committed.reason, "row lock commit");
   }
 
   async release(token: PostgresRowLockToken): Promise<void> {
@@ -254,25 +243,20 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
   #ackStatement(rows: readonly ClaimedRow[], settlement: AckSettlement): StatementRun | null {
     const { settleMany, settlements } = this.#options;
     const one = rows.length === 1 ? rows[0] : undefined;
-    const single =
-      settlement.kind === "delete" ? settlements.statements.delete : settlements.statements.markProcessed;
-    const many = settlement.kind === "delete" ? settleMany.delete : settleMany.markProcessed;
-    const stmt = one === undefined ? many : single;
+    const stmt = one === undefined ? settleMany[settlement.kind] : settlements.statements[settlement.kind];
     if (stmt === null) return null;
-    const at = settlement.kind === "markProcessed" ? { at: settlement.at } : {};
-    return {
-      stmt,
-      values:
-        one === undefined ? { ids: new ArrayParam(rows.map((row) => row.id)), ...at } : { id: one.id, ...at },
-    };
+    const ids = one === undefined ? { ids: new ArrayParam(rows.map((row) => row.id)) } : { id: one.id };
+    return { stmt, values: { ...ids, ...settlementValues(settlement) } };
   }
 
   /** An ack statement's error, normalized. */
   #ackError(error: unknown, settlement: AckSettlement): unknown {
-    return normalizeError(error, {
-      table: this.#options.table.name,
-      operation: `row lock coalesced ${settlement.kind} settlement`,
-    });
+    return this.#failed(error, `row lock coalesced ${settlement.kind} settlement`);
+  }
+
+  /** `error` normalized, naming the table and `operation`. */
+  #failed(error: unknown, operation: string): unknown {
+    return normalizeError(error, { table: this.#options.table.name, operation });
   }
 
   /** A claim's statement (by its limit) and values. */
@@ -287,10 +271,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       await connection.text(sql);
     } catch (error) {
       connection.markBroken(error);
-      throw normalizeError(error, {
-        table: this.#options.table.name,
-        operation: sql === commitSql ? "row lock commit" : "row lock rollback",
-      });
+      throw this.#failed(error, sql === commitSql ? "row lock commit" : "row lock rollback");
     } finally {
       connection.release();
     }
