@@ -22,6 +22,7 @@ import {
   connectionWithin,
   KeyCounts,
   keepTakenOnFailure,
+  runAdvisoryTransaction,
   type TakeOutcome,
   takeInWaves,
 } from "@rowclaim/core/driver";
@@ -44,7 +45,7 @@ import {
   type ClaimStatement,
   type Statement,
 } from "./sql.js";
-import { advisoryTransaction, bodyRunning, releasedIfUnusable } from "./transactional.js";
+import { bodyRunning, dialectFor, releasedIfUnusable, sessionOf } from "./transactional.js";
 
 /** After a claim met a key held by another session, how many claims read `pg_locks` at once. */
 const LOCK_TABLE_READS_AFTER_REFUSAL = 32;
@@ -342,8 +343,13 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   async transaction(token: PostgresAdvisoryToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
     const { settlements, table } = this.#options;
     try {
-      await advisoryTransaction(token.connection, settlements, table, row.id, token.key, work, () =>
-        this.#unlockAndRelease(token),
+      const target = { table, id: row.id, key: token.key };
+      await runAdvisoryTransaction(
+        sessionOf(token.connection),
+        dialectFor(settlements, table, row.id),
+        target,
+        work,
+        () => this.#unlockAndRelease(token),
       );
     } finally {
       this.#forget(token);

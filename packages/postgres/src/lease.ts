@@ -16,11 +16,11 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
-import { heldAmong, leaseLostOnSettle } from "@rowclaim/core/driver";
+import { heldAmong, leaseLostOnSettle, runLeaseTransaction } from "@rowclaim/core/driver";
 import { ArrayParam } from "./array-param.js";
 import { claimedRowOf, sortIntoClaimOrder } from "./claimed-row.js";
 import { execute, HeldConnection } from "./connection.js";
-import { fifoGroupKey, waitFifoGuard } from "./fifo.js";
+import { fifoGroupKey } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
 import { noProcessedAt, type Settlements, settlementValues } from "./settle.js";
@@ -28,6 +28,7 @@ import {
   beginSql,
   type ClaimStatement,
   commitSql,
+  fifoWaitGuard,
   LEASE_ACKED_ALIAS,
   type LeaseAcks,
   type LeaseClaimWithAcksStatements,
@@ -36,7 +37,7 @@ import {
   type Statement,
   settledAll,
 } from "./sql.js";
-import { leaseTransaction } from "./transactional.js";
+import { dialectFor, sessionOf } from "./transactional.js";
 
 /** The id of a row an extension or a coalesced settlement answered (`RETURNING … AS rc_id`). */
 function answerId(row: Record<string, unknown>): unknown {
@@ -244,7 +245,15 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     signal: AbortSignal,
   ): Promise<void> {
     const { pool, settlements, table } = this.#options;
-    return leaseTransaction(pool, settlements, table, id, work, fence, signal);
+    const acquire = async () => sessionOf(await HeldConnection.acquire(pool));
+    return runLeaseTransaction(
+      acquire,
+      dialectFor(settlements, table, id),
+      { table, id },
+      work,
+      fence,
+      signal,
+    );
   }
 
   async close(): Promise<void> {}
@@ -257,7 +266,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     try {
       await connection.text(beginSql(this.#options.table.isolation));
       // The guard first, as a claim takes it: claims of the group queue on it, not on the acks' rows.
-      if (this.#fifoKey !== null) await waitFifoGuard(connection, this.#fifoKey);
+      if (this.#fifoKey !== null) await connection.run(fifoWaitGuard, { key: this.#fifoKey });
       const acked = ack === undefined ? undefined : await connection.run(ack.stmt, ack.values);
       const result = await connection.run(this.#options.claim.forLimit(values.limit), values);
       await connection.text(commitSql);

@@ -17,10 +17,11 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
+import { runRowLockTransaction } from "@rowclaim/core/driver";
 import { ArrayParam } from "./array-param.js";
 import { claimedRowOf } from "./claimed-row.js";
 import { HeldConnection } from "./connection.js";
-import { fifoGroupKey, tryFifoGuard } from "./fifo.js";
+import { fifoGroupKey } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
 import { noProcessedAt, type Settlements, settlementValues } from "./settle.js";
@@ -28,11 +29,12 @@ import {
   beginSql,
   type ClaimStatement,
   commitSql,
+  fifoTryGuard,
   rollbackSql,
   type SettleManyStatements,
   type Statement,
 } from "./sql.js";
-import { releasedIfUnusable, rowLockTransaction } from "./transactional.js";
+import { dialectFor, releasedIfUnusable, sessionOf } from "./transactional.js";
 
 /** A statement and the values to run it with. */
 interface StatementRun {
@@ -87,7 +89,9 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
         );
       } else {
         await connection.text(this.#begin);
-        if (this.#fifoKey !== null && !(await tryFifoGuard(connection, this.#fifoKey))) {
+        const guard =
+          this.#fifoKey === null ? undefined : await connection.run(fifoTryGuard, { key: this.#fifoKey });
+        if (guard !== undefined && guard.rows[0]?.locked !== true) {
           await this.#end(connection, rollbackSql);
           return null;
         }
@@ -231,7 +235,7 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
   /** Transactional handlers: the body and its settlement behind a savepoint (`src/transactional.ts`). */
   transaction(token: PostgresRowLockToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
     const { settlements, table } = this.#options;
-    return rowLockTransaction(token.connection, settlements, table, row.id, work);
+    return runRowLockTransaction(sessionOf(token.connection), dialectFor(settlements, table, row.id), work);
   }
 
   async close(): Promise<void> {}

@@ -1,6 +1,6 @@
 /**
- * Transactional handlers on PostgreSQL: the client and dialect side of core's algorithm
- * (`runRowLockTransaction`, …): the body, then the settlement, in one transaction.
+ * Transactional handlers on PostgreSQL: the session and dialect the claimers hand to core's
+ * `runRowLockTransaction`, `runLeaseTransaction` and `runAdvisoryTransaction`.
  *
  * @module
  */
@@ -8,27 +8,22 @@ import type { RowId, TableDefinition } from "@rowclaim/core";
 import {
   bodyRunning as clientRunning,
   formLabels,
-  type LeaseToken,
-  runAdvisoryTransaction,
-  runLeaseTransaction,
-  runRowLockTransaction,
   type TransactionDialect,
   type TransactionSession,
   type TransactionStep,
-  type TransactionWork,
 } from "@rowclaim/core/driver";
-import { HeldConnection } from "./connection.js";
+import type { HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
-import type { PoolLike } from "./pool-like.js";
 import type { Settlements } from "./settle.js";
 import { beginSql, commitSql, rollbackSql } from "./sql.js";
 
 /** A held connection as core's algorithm sees it. */
-interface PgTransactionSession extends TransactionSession {
+export interface PgTransactionSession extends TransactionSession {
   readonly connection: HeldConnection;
 }
 
-function sessionOf(connection: HeldConnection): PgTransactionSession {
+/** `connection` as core's transaction runner sees it. */
+export function sessionOf(connection: HeldConnection): PgTransactionSession {
   return {
     connection,
     client: connection.client,
@@ -71,8 +66,8 @@ const stepLabels: Readonly<Record<Exclude<TransactionStep, "settle">, string>> =
   commit: "commit",
 };
 
-/** PostgreSQL's statements and settlement for `table`. */
-function dialectFor(
+/** PostgreSQL's statements and settlement of row `id` of `table`, for core's transaction runner. */
+export function dialectFor(
   settlements: Settlements,
   table: TableDefinition,
   id: RowId,
@@ -91,43 +86,4 @@ function dialectFor(
         operation: `${formLabels[table.form]} ${step === "settle" ? `${settlement?.kind} settlement (transactional)` : stepLabels[step]}`,
       }),
   };
-}
-
-/** Row lock form: the body and its settlement inside the batch's transaction, behind a savepoint. */
-export function rowLockTransaction(
-  connection: HeldConnection,
-  settlements: Settlements,
-  table: TableDefinition,
-  id: RowId,
-  work: TransactionWork,
-): Promise<void> {
-  return runRowLockTransaction(sessionOf(connection), dialectFor(settlements, table, id), work);
-}
-
-/** Lease form: `BEGIN` on a connection of its own, the body, the fenced settlement, `COMMIT`. */
-export function leaseTransaction(
-  pool: PoolLike,
-  settlements: Settlements,
-  table: TableDefinition,
-  id: RowId,
-  work: TransactionWork,
-  fence: () => Promise<LeaseToken>,
-  signal: AbortSignal,
-): Promise<void> {
-  const acquire = async (): Promise<PgTransactionSession> => sessionOf(await HeldConnection.acquire(pool));
-  return runLeaseTransaction(acquire, dialectFor(settlements, table, id), { table, id }, work, fence, signal);
-}
-
-/** Advisory lock form: `BEGIN` on the key's session, the body, the settlement, `COMMIT`, then `release`. */
-export function advisoryTransaction(
-  connection: HeldConnection,
-  settlements: Settlements,
-  table: TableDefinition,
-  id: RowId,
-  key: string,
-  work: TransactionWork,
-  release: () => Promise<void>,
-): Promise<void> {
-  const dialect = dialectFor(settlements, table, id);
-  return runAdvisoryTransaction(sessionOf(connection), dialect, { table, id, key }, work, release);
 }
