@@ -23,12 +23,7 @@ export function claimedRowOf(
     const column = columns[index] as string;
     row[column] = known !== undefined && column in known ? known[column] : raw[column];
   }
-  return decodeClaimedRow(
-    table,
-    row,
-    attemptCounted,
-    PAYLOAD_TEXT_ALIAS in raw ? raw[PAYLOAD_TEXT_ALIAS] : undefined,
-  );
+  return decodeClaimedRow(table, row, attemptCounted, raw[PAYLOAD_TEXT_ALIAS]);
 }
 
 /** Where the significant digits of `text` start (1-based, negative when negative), or 0 if not a whole number. */

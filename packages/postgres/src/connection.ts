@@ -14,6 +14,12 @@ import type {
 } from "./pool-like.js";
 import { type Statement, type StatementValues, statementValues } from "./sql.js";
 
+/** A statement and the values to run it with. */
+export interface StatementRun {
+  readonly stmt: Statement;
+  readonly values: Record<string, unknown>;
+}
+
 /** Runs a prepared (named) statement with named values on a pool or client. */
 export function execute(
   queryable: QueryableLike,
@@ -21,12 +27,6 @@ export function execute(
   values: StatementValues,
 ): Promise<QueryResultLike> {
   return queryable.query({ name: stmt.name, text: stmt.text, values: statementValues(stmt, values) });
-}
-
-/** A socket that can hold its writes back and send them as one (`net.Socket`'s `cork`/`uncork`). */
-interface CorkableStream {
-  cork(): void;
-  uncork(): void;
 }
 
 /** A client held by the driver until it calls {@link HeldConnection.release}. */
@@ -83,10 +83,8 @@ export class HeldConnection implements QueryableLike {
    * corked while `send` runs); elsewhere `send` just runs.
    */
   together<T>(send: () => T): T {
-    const stream = this.pipelined
-      ? (this.client as { readonly connection?: { readonly stream?: Partial<CorkableStream> } }).connection
-          ?.stream
-      : undefined;
+    type Corked = { readonly connection?: { readonly stream?: { cork?: () => void; uncork?: () => void } } };
+    const stream = this.pipelined ? (this.client as Corked).connection?.stream : undefined;
     if (typeof stream?.cork !== "function" || typeof stream.uncork !== "function") return send();
     stream.cork();
     try {

@@ -19,7 +19,7 @@ import type {
 import { heldAmong, leaseLostOnSettle, runLeaseTransaction } from "@rowclaim/core/driver";
 import { ArrayParam } from "./array-param.js";
 import { claimedRowOf, sortIntoClaimOrder } from "./claimed-row.js";
-import { execute, HeldConnection } from "./connection.js";
+import { execute, HeldConnection, type StatementRun } from "./connection.js";
 import { fifoGroupKey } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
@@ -115,24 +115,19 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
 
   async extend(held: readonly HeldLease[], expiry: Date): Promise<readonly (LeaseToken | null)[]> {
     if (held.length === 0) return [];
-    let result: QueryResultLike;
-    try {
-      result = await execute(this.#options.pool, this.#options.extend, { expiry, ...heldPairs(held) });
-    } catch (error) {
-      throw normalizeError(error, { table: this.#options.table.name, operation: "lease extension" });
-    }
+    const { pool, extend, table } = this.#options;
+    const result = await execute(pool, extend, { expiry, ...heldPairs(held) }).catch((error: unknown) => {
+      throw normalizeError(error, { table: table.name, operation: "lease extension" });
+    });
     const next: LeaseToken = { form: "lease", expiry };
     return heldAmong(held, result.rows, answerId).map((moved) => (moved ? next : null));
   }
 
   async settle(id: RowId, token: LeaseToken, settlement: Settlement): Promise<void> {
     const { table, settlements, pool } = this.#options;
-    let changed: number | null;
-    try {
-      changed = await settlements.apply(pool, id, settlement, token.expiry);
-    } catch (error) {
+    const changed = await settlements.apply(pool, id, settlement, token.expiry).catch((error: unknown) => {
       throw normalizeError(error, { table: table.name, operation: `lease ${settlement.kind} settlement` });
-    }
+    });
     if (changed === 0) throw leaseLostOnSettle(table.name, id, token.expiry, settlement.kind);
   }
 
@@ -142,15 +137,12 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     const { rows: held, settlement } = acks;
     if (held.length === 0) return [];
     const ack = this.#ackStatement(acks);
-    let result: QueryResultLike;
-    try {
-      result = await execute(pool, ack.stmt, ack.values);
-    } catch (error) {
+    const result = await execute(pool, ack.stmt, ack.values).catch((error: unknown) => {
       throw normalizeError(error, {
         table: table.name,
         operation: `lease coalesced ${settlement.kind} settlement`,
       });
-    }
+    });
     return settledAmong(held, result.rows);
   }
 
@@ -163,25 +155,28 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     request: LeaseClaimRequest,
   ): Promise<ClaimedWithAcks<LeaseToken>> {
     const { table, group, pool } = this.#options;
-    const operation = `lease ${acks.settlement.kind} settlement with the next claim`;
-    if (this.#transactional) return this.#claimWithAcksInTransaction(acks, request, operation);
     const { settlement } = acks;
-    const one = acks.rows.length === 1;
-    const statements = one ? this.#options.claimWithOneAck : this.#options.claimWithAcks;
-    const claim = statements[settlement.kind];
-    if (claim === null) throw noProcessedAt(table);
-    let result: QueryResultLike;
-    try {
-      result = await execute(pool, claim.forLimit(request.limit), {
-        ...ackValues(acks, one ? "one" : "many"),
-        now: request.now,
-        expiry: request.expiry,
-        group,
-        limit: request.limit,
+    const operation = `lease ${settlement.kind} settlement with the next claim`;
+    const values = { now: request.now, expiry: request.expiry, group, limit: request.limit };
+    if (this.#transactional) {
+      const ack = this.#ackStatement(acks);
+      const result = await this.#claimInTransaction(values, ack).catch((error: unknown) => {
+        throw normalizeError(error, { table: table.name, operation });
       });
-    } catch (error) {
-      throw normalizeError(error, { table: table.name, operation });
+      return {
+        settled: settledAmong(acks.rows, result.acked?.rows ?? []),
+        claimed: this.#claimedRows(result.rows, request.expiry),
+      };
     }
+    const one = acks.rows.length === 1;
+    const claim = (one ? this.#options.claimWithOneAck : this.#options.claimWithAcks)[settlement.kind];
+    if (claim === null) throw noProcessedAt(table);
+    const result = await execute(pool, claim.forLimit(request.limit), {
+      ...ackValues(acks, one ? "one" : "many"),
+      ...values,
+    }).catch((error: unknown) => {
+      throw normalizeError(error, { table: table.name, operation });
+    });
     const first = result.rows[0];
     const acked = first?.[LEASE_ACKED_ALIAS];
     // No row claimed: the one row the statement answers holds NULL in every column but the acks'.
@@ -196,32 +191,8 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     };
   }
 
-  /** {@link PostgresLeaseClaimer.claimWithAcks} on a table whose claim needs a transaction (FIFO, an isolation level). */
-  async #claimWithAcksInTransaction(
-    acks: Acks<HeldLease>,
-    request: LeaseClaimRequest,
-    operation: string,
-  ): Promise<ClaimedWithAcks<LeaseToken>> {
-    const { table, group } = this.#options;
-    const ack = this.#ackStatement(acks);
-    const values = { now: request.now, expiry: request.expiry, group, limit: request.limit };
-    let result: QueryResultLike & { readonly acked?: QueryResultLike };
-    try {
-      result = await this.#claimInTransaction(values, ack);
-    } catch (error) {
-      throw normalizeError(error, { table: table.name, operation });
-    }
-    return {
-      settled: settledAmong(acks.rows, result.acked?.rows ?? []),
-      claimed: this.#claimedRows(result.rows, request.expiry),
-    };
-  }
-
   /** The coalesced ack statement of `acks` and its values (see {@link PostgresLeaseClaimer.settleMany}). */
-  #ackStatement(acks: Acks<HeldLease>): {
-    readonly stmt: Statement;
-    readonly values: Record<string, unknown>;
-  } {
+  #ackStatement(acks: Acks<HeldLease>): StatementRun {
     const { settleMany } = this.#options;
     const stmt = settleMany[acks.settlement.kind];
     if (stmt === null) throw noProcessedAt(this.#options.table);
@@ -246,21 +217,15 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
   ): Promise<void> {
     const { pool, settlements, table } = this.#options;
     const acquire = async () => sessionOf(await HeldConnection.acquire(pool));
-    return runLeaseTransaction(
-      acquire,
-      dialectFor(settlements, table, id),
-      { table, id },
-      work,
-      fence,
-      signal,
-    );
+    const dialect = dialectFor(settlements, table, id);
+    return runLeaseTransaction(acquire, dialect, { table, id }, work, fence, signal);
   }
 
   async close(): Promise<void> {}
 
   async #claimInTransaction(
     values: { readonly limit: number } & Record<string, unknown>,
-    ack?: { readonly stmt: Statement; readonly values: Record<string, unknown> },
+    ack?: StatementRun,
   ): Promise<QueryResultLike & { readonly acked?: QueryResultLike }> {
     const connection = await HeldConnection.acquire(this.#options.pool);
     try {

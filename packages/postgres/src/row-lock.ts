@@ -20,7 +20,7 @@ import type {
 import { runRowLockTransaction } from "@rowclaim/core/driver";
 import { ArrayParam } from "./array-param.js";
 import { claimedRowOf } from "./claimed-row.js";
-import { HeldConnection } from "./connection.js";
+import { HeldConnection, type StatementRun } from "./connection.js";
 import { fifoGroupKey } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
@@ -32,15 +32,8 @@ import {
   fifoTryGuard,
   rollbackSql,
   type SettleManyStatements,
-  type Statement,
 } from "./sql.js";
 import { dialectFor, releasedIfUnusable, sessionOf } from "./transactional.js";
-
-/** A statement and the values to run it with. */
-interface StatementRun {
-  readonly stmt: Statement;
-  readonly values: Record<string, unknown>;
-}
 
 /** A row lock batch's token: the connection whose open transaction locked the batch's rows. */
 export interface PostgresRowLockToken extends RowLockToken {

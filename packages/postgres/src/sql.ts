@@ -112,9 +112,6 @@ export function statementValues(stmt: Statement, values: StatementValues): unkno
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Fragments
-
 /** `alias."column"`, quoted. */
 export function col(alias: string, column: string): string {
   return `${alias}.${quoteIdent(column)}`;
@@ -222,9 +219,6 @@ export function deallocateSql(name: string): string {
   return `DEALLOCATE ${quoteIdent(name)}`;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Advisory locks (the advisory form and the FIFO guard)
-
 /** Tries a session advisory lock on the key's 64-bit hash, never waiting. */
 export const tryAdvisoryLock = statement(
   "advisory lock",
@@ -248,9 +242,6 @@ export const fifoWaitGuard = statement(
   "FIFO group guard",
   (p) => `SELECT pg_advisory_xact_lock(hashtextextended(${p.ref("key")}::text, 0)) AS locked`,
 );
-
-// ---------------------------------------------------------------------------------------------
-// Claims
 
 /** Row lock claim: locks up to `$limit` due rows, skipping locked ones (FIFO: the due head, waiting for its lock). */
 export function rowLockClaimSql(
@@ -568,9 +559,6 @@ export const advisorySlotUnlock = statement(
     `SELECT pg_advisory_unlock(hashtextextended(${p.ref("key")}::text, 0)) AND pg_advisory_unlock(hashtextextended(${p.ref("rowKey")}::text, 0)) AS unlocked`,
 );
 
-// ---------------------------------------------------------------------------------------------
-// Settlements
-
 /** The form a settlement statement is written for: where attempts are counted, what is conditional. */
 export type SettleForm = "rowLock" | "lease" | "advisory";
 
@@ -648,11 +636,7 @@ function inPlaceSettlements(
   };
 }
 
-/**
- * Builds the settlement statements: every one targets `$id`; in the lease form every one also
- * requires the row to hold `$token`; in the row lock form every one that keeps the row counts
- * the attempt.
- */
+/** The settlement statements of `$id`: in the lease form fenced by `$token`, in the row lock form counting the attempt. */
 export function settleStatements(table: TableDefinition, form: SettleForm): SettleStatements {
   const { id, attempt, lockedUntil } = table.columns;
   const texts = settleTexts(table, form);
@@ -768,9 +752,6 @@ export function advisorySettleAndUnlockSql(table: TableDefinition): AdvisorySett
   return inPlaceSettlements(texts, combine);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Publish
-
 /** Which optional values a publish statement carries, row by row. */
 export interface PublishShape {
   readonly rows: number;
@@ -811,9 +792,6 @@ export function publishSql(table: TableDefinition, shape: PublishShape): Stateme
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// LISTEN / NOTIFY
-
 /** Starts listening on a channel (the channel is quoted as an identifier). */
 export function listenSql(channel: string): string {
   return `LISTEN ${quoteIdent(channel)}`;
@@ -821,9 +799,6 @@ export function listenSql(channel: string): string {
 
 /** Stops every LISTEN of the session. */
 export const unlistenAllSql = "UNLISTEN *";
-
-// ---------------------------------------------------------------------------------------------
-// Recommended schema
 
 /** The recommended `CREATE TABLE`, its claim-order index (partial on unfinished rows) and the key's unique index. */
 export function schemaSql(table: TableDefinition): string {
