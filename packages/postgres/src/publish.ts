@@ -13,7 +13,8 @@ import { beginSql, commitSql, type PublishShape, publishSql, rollbackSql, type S
 
 /** PostgreSQL takes at most 65,535 parameters a statement; larger publishes go in chunks, in one transaction. */
 const MAX_PARAMS = 60_000;
-const MAX_CACHED_SHAPES = 64;
+/** The most statement shapes a publisher keeps (see `StatementCache`). */
+export const MAX_CACHED_SHAPES = 64;
 
 /** Builds and keeps the publish statements of each shape (row count, which optional values are given). */
 export class Publisher {
