@@ -666,15 +666,13 @@ export interface SettleManyStatements {
 
 function settleManyStatements(
   processedAt: string | undefined,
-  deleteText: SettleText,
-  markProcessedText: (processedAt: string) => SettleText,
+  text: (p: ParamSlots, processed?: string) => string,
 ): SettleManyStatements {
+  const markProcessed = (p: ParamSlots): string => text(p, processedAt);
   return {
-    delete: statement("coalesced delete settlement", deleteText),
+    delete: statement("coalesced delete settlement", (p) => text(p)),
     markProcessed:
-      processedAt === undefined
-        ? null
-        : statement("coalesced markProcessed settlement", markProcessedText(processedAt)),
+      processedAt === undefined ? null : statement("coalesced markProcessed settlement", markProcessed),
   };
 }
 
@@ -694,11 +692,7 @@ export function leaseSettleManySql(table: TableDefinition, types: ColumnTypes): 
       `UNION ALL SELECT rc_settled.rc_id FROM rc_settled WHERE ${done} < ${sent}`
     );
   };
-  return settleManyStatements(
-    processedAt,
-    (p) => answered(p, undefined),
-    (processed) => (p) => answered(p, processed),
-  );
+  return settleManyStatements(processedAt, answered);
 }
 
 /** Whether a {@link leaseSettleManySql} answer says every held row was settled (one row, NULL `rc_id`). */
@@ -711,11 +705,10 @@ export function rowLockSettleManySql(table: TableDefinition): SettleManyStatemen
   const { id, attempt, processedAt } = table.columns;
   const where = (p: ParamSlots): string => `${quoteIdent(id)} = ANY(${p.ref("ids")})`;
   const counted = attempt === undefined ? "" : `, ${quoteIdent(attempt)} = ${quoteIdent(attempt)} + 1`;
-  return settleManyStatements(
-    processedAt,
-    (p) => `DELETE FROM ${tableRef(table)} WHERE ${where(p)}`,
-    (processed) => (p) =>
-      `UPDATE ${tableRef(table)} SET ${quoteIdent(processed)} = ${p.ref("at")}${counted} WHERE ${where(p)}`,
+  return settleManyStatements(processedAt, (p, processed) =>
+    processed === undefined
+      ? `DELETE FROM ${tableRef(table)} WHERE ${where(p)}`
+      : `UPDATE ${tableRef(table)} SET ${quoteIdent(processed)} = ${p.ref("at")}${counted} WHERE ${where(p)}`,
   );
 }
 
