@@ -1,19 +1,7 @@
 /**
- * The advisory lock form: select due rows with their rendered keys, passing over keys in work
- * (first the keys this claimer's deliveries hold; after meeting a key another session holds,
- * every key any session holds, as `pg_locks` shows them); for each key, on a connection of its
- * own, try `pg_try_advisory_lock(hashtextextended(key, 0))` without waiting and, in the same
- * statement, take the row while it is still claimable (counting the attempt). The keys a claim
- * needs are tried side by side, one statement on each of their connections at once, so a claim
- * of n rows costs one round trip, not 2n in a row. The connection holds the key's lock until the
- * delivery settles on it: the settlement and the unlock are one statement
- * (`advisorySettleAndUnlockSql` says why that is safe). The lock lives in the session: the form
- * needs a direct connection or a pooler in session mode.
- *
- * With a per-key limit n above 1 (`advisoryLock: { key, limit }`), the candidates are the first n
- * rows of each key, and the take locks the row's own key and then the first free of the key's n
- * slots, each without waiting, in the same one statement (`advisorySlotTakeSql` in `sql.ts`); the
- * delivery holds both locks, and its settlement runs before one statement unlocks both.
+ * The advisory lock form (DRIVERS.md, "Advisory lock form"): candidates with their rendered keys,
+ * then per key, on a connection of its own and side by side, one statement that tries the key's
+ * lock and takes the row. The connection holds the lock until the settle-and-unlock statement.
  *
  * @module
  */
@@ -34,6 +22,7 @@ import {
   connectionWithin,
   KeyCounts,
   keepTakenOnFailure,
+  runAdvisoryTransaction,
   type TakeOutcome,
   takeInWaves,
 } from "@rowclaim/core/driver";
@@ -41,7 +30,7 @@ import { claimedRowOf } from "./claimed-row.js";
 import { HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
-import type { Settlements } from "./settle.js";
+import { type Settlements, settlementValues } from "./settle.js";
 import {
   ADVISORY_CHANGED_ALIAS,
   ADVISORY_LOCKED_ALIAS,
@@ -56,22 +45,15 @@ import {
   type ClaimStatement,
   type Statement,
 } from "./sql.js";
-import { advisoryTransaction, bodyRunning } from "./transactional.js";
+import { bodyRunning, dialectFor, releasedIfUnusable, sessionOf } from "./transactional.js";
 
-/**
- * After a claim met a key held by another session, how many claims read their candidates with
- * the lock table at once (instead of first passing over only their own keys): while other
- * processes work the same keys, the first read would mostly meet their keys.
- */
+/** After a claim met a key held by another session, how many claims read `pg_locks` at once. */
 const LOCK_TABLE_READS_AFTER_REFUSAL = 32;
 
 /** How long a claim that already took rows waits for one more connection before it stops taking. */
 const ACQUIRE_WAIT_MS = 50;
 
-/**
- * An advisory delivery's token: the lock key (the rendered key; with a limit above 1, the slot's
- * key), and the connection (session) that holds its lock.
- */
+/** An advisory delivery's token: the lock key (with a limit above 1, the slot's) and the session holding it. */
 export interface PostgresAdvisoryToken extends AdvisoryToken {
   readonly connection: HeldConnection;
   /** The rendered key (what `key` is unless the table's limit is above 1). */
@@ -118,18 +100,9 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     this.#limit = options.table.advisoryLimit;
   }
 
-  /** The keys this claimer's deliveries fill (every slot held here): its candidates pass over them. */
-  #fullKeys(): string[] {
-    return this.#held.keysHeld(this.#limit);
-  }
-
   /**
-   * Claims up to `request.limit` rows. First from candidates that pass over only the keys this
-   * claimer's deliveries hold (a plain index read); when a key among them turns out held by
-   * another session (its lock refused) and rows are still wanted, again from candidates that
-   * pass over every key any session holds (`pg_locks`): so keys in work elsewhere never hold
-   * back the rows of other keys, and the lock table is read only when another session holds a
-   * key the claim met.
+   * Claims up to `request.limit` rows: from candidates passing over this claimer's own keys, then,
+   * after a refusal, from candidates passing over every key any session holds (`pg_locks`).
    */
   async claim(request: ClaimRequest): Promise<readonly Claimed<PostgresAdvisoryToken>[]> {
     const { candidates, candidatesHere } = this.#options;
@@ -139,22 +112,21 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       await this.#takeFrom(candidates, {}, request, taken, false);
       return taken;
     }
-    const first = await this.#takeFrom(candidatesHere, { held: this.#fullKeys() }, request, taken, true);
+    const first = await this.#takeFrom(
+      candidatesHere,
+      { held: this.#held.keysHeld(this.#limit) },
+      request,
+      taken,
+      true,
+    );
     if (first === "refused") {
-      // Another session holds keys at the head of the queue: read the lock table for a while.
       this.#lockTableReads = LOCK_TABLE_READS_AFTER_REFUSAL;
       if (taken.length < request.limit) await this.#takeFrom(candidates, {}, request, taken, false);
     }
     return taken;
   }
 
-  /**
-   * Reads candidates with `claim` (its text for `request.limit`) and locks and takes them, adding to `taken` until it holds
-   * `request.limit` rows or the candidates run out. Returns `"refused"` when some key's lock was
-   * held by another session (with `stopOnRefusal`, after the first wave that met one),
-   * `"stopped"` when it stopped early (no connection to spare, or a take failed after rows were
-   * taken), else `"done"`.
-   */
+  /** Reads candidates with `claim` and takes them into `taken` (core's `takeInWaves`), saying how it ended. */
   async #takeFrom(
     claim: ClaimStatement,
     values: Record<string, unknown>,
@@ -179,10 +151,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
       found = result.rows;
     } catch (error) {
       reader?.release();
-      const normalized = normalizeError(error, {
-        table: table.name,
-        operation: "advisory claim",
-      });
+      const normalized = normalizeError(error, { table: table.name, operation: "advisory claim" });
       keepTakenOnFailure(
         this.#options.logger,
         table.name,
@@ -207,10 +176,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     );
     spare?.release();
     if (end.stopped === "failed") {
-      const normalized = normalizeError(end.failure, {
-        table: table.name,
-        operation: "advisory take",
-      });
+      const normalized = normalizeError(end.failure, { table: table.name, operation: "advisory take" });
       keepTakenOnFailure(this.#options.logger, table.name, "taking a row", taken.length, normalized);
     }
     if (end.stopped !== null) return "stopped";
@@ -218,11 +184,8 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   }
 
   /**
-   * Locks a candidate's key and takes its row in one statement, on a connection of its own:
-   * the claim, or `null` when the key is held elsewhere or the row is no longer claimable (its
-   * lock given back), or `"starved"` when the pool had no connection to spare within
-   * {@link ACQUIRE_WAIT_MS} (only `wait` waits for one: holding taken rows while waiting for a
-   * connection could starve the pool). On `given`, when there is one (the candidates read's own).
+   * Locks a candidate's key and takes its row on a connection of its own (`given`, or one waited
+   * for only with `wait`, else `"starved"` past {@link ACQUIRE_WAIT_MS}).
    */
   async #lockAndTake(
     candidate: Record<string, unknown>,
@@ -231,9 +194,7 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     given: HeldConnection | undefined,
   ): Promise<TakeOutcome<Claimed<PostgresAdvisoryToken>>> {
     const key = String(candidate.rc_key ?? "");
-    // A key whose slots this claimer holds or is taking in a claim running beside this one (a
-    // limit of 1: the key), or a row it holds: not worth a round trip, and no sign of another
-    // session.
+    // A key whose slots this claimer fills itself, or a row it holds: not worth a round trip.
     const rowKey = this.#limit === 1 ? undefined : advisoryRowKey(key, String(candidate.rc_id));
     const busy = this.#held.count(key) + this.#taking.count(key);
     if (busy >= this.#limit || (rowKey !== undefined && this.#heldRows.has(rowKey))) {
@@ -304,20 +265,14 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     } catch (error) {
       if (!connection.released) {
         // A statement that failed may or may not have taken the lock: end the session to be sure.
-        connection.markBroken(error instanceof Error ? error : new Error(String(error)));
+        connection.markBroken(error);
         connection.release();
       }
       throw error;
     }
   }
 
-  /**
-   * Settles the row and unlocks its key. The usual settlements (delete, markProcessed, release,
-   * moveToGroup) go with the unlock as one statement, one round trip: why no other session can
-   * take the row before the settlement commits is told at `advisorySettleAndUnlockSql`. The move
-   * to another table runs on its own, then the unlock. A row found gone or finished fails the
-   * settlement with `LEASE_LOST` (the key is unlocked all the same).
-   */
+  /** Settles the row and unlocks its key, as one statement where it can (`advisorySettleAndUnlockSql`). */
   async settle(token: PostgresAdvisoryToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
     try {
       await this.#settleAndUnlock(token, row, settlement);
@@ -334,6 +289,8 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
     // A limit above 1 holds two locks: the settlement runs on its own, then both unlock.
     const combined = token.rowKey === undefined ? this.#combined(settlement) : undefined;
     const { connection } = token;
+    const table = this.#options.table.name;
+    const operation = `advisory ${settlement.kind} settlement`;
     if (
       combined !== undefined &&
       !connection.released &&
@@ -348,36 +305,23 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
           key: token.key,
         });
         const raw = result.rows[0];
-        if (raw?.[ADVISORY_UNLOCKED_ALIAS] !== true) {
-          connection.markBroken(
-            new Error(
-              `rowclaim/postgres: table "${this.#options.table.name}": the advisory unlock of key "${token.key}" was not confirmed; closing the session.`,
-            ),
-          );
-        }
+        if (raw?.[ADVISORY_UNLOCKED_ALIAS] !== true) this.#unconfirmed(connection, token.key);
         changed = Number(raw?.[ADVISORY_CHANGED_ALIAS] ?? 0);
       } catch (error) {
         // Whether the unlock ran is not known: unlock again (an unconfirmed unlock ends the session).
         await this.#unlockAndRelease(token);
-        throw normalizeError(error, {
-          table: this.#options.table.name,
-          operation: `advisory ${settlement.kind} settlement`,
-        });
+        throw normalizeError(error, { table, operation });
       }
       connection.release();
-      if (changed === 0) throw advisoryRowGone(this.#options.table.name, row.id, token.key, settlement.kind);
+      if (changed === 0) throw advisoryRowGone(table, row.id, token.key, settlement.kind);
       return;
     }
     let failure: unknown;
     try {
       const changed = await this.#options.settlements.apply(token.connection, row.id, settlement);
-      if (changed === 0)
-        failure = advisoryRowGone(this.#options.table.name, row.id, token.key, settlement.kind);
+      if (changed === 0) failure = advisoryRowGone(table, row.id, token.key, settlement.kind);
     } catch (error) {
-      failure = normalizeError(error, {
-        table: this.#options.table.name,
-        operation: `advisory ${settlement.kind} settlement`,
-      });
+      failure = normalizeError(error, { table, operation });
     }
     try {
       await this.#unlockAndRelease(token);
@@ -399,8 +343,13 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
   async transaction(token: PostgresAdvisoryToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
     const { settlements, table } = this.#options;
     try {
-      await advisoryTransaction(token.connection, settlements, table, row.id, token.key, work, () =>
-        this.#unlockAndRelease(token),
+      const target = { table, id: row.id, key: token.key };
+      await runAdvisoryTransaction(
+        sessionOf(token.connection),
+        dialectFor(settlements, table, row.id),
+        target,
+        work,
+        () => this.#unlockAndRelease(token),
       );
     } finally {
       this.#forget(token);
@@ -418,25 +367,17 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
 
   /** The settle-and-unlock statement of a settlement and its own values, if it has one. */
   #combined(settlement: Settlement): { stmt: Statement; values: Record<string, unknown> } | undefined {
-    const statements = this.#options.settleAndUnlock;
-    switch (settlement.kind) {
-      case "delete":
-        return { stmt: statements.delete, values: {} };
-      case "markProcessed":
-        return statements.markProcessed === null
-          ? undefined
-          : { stmt: statements.markProcessed, values: { at: settlement.at } };
-      case "release":
-        return statements.release === null
-          ? undefined
-          : { stmt: statements.release, values: { runAt: settlement.runAt } };
-      case "moveToGroup":
-        return statements.moveToGroup === null
-          ? undefined
-          : { stmt: statements.moveToGroup, values: { group: settlement.group } };
-      case "moveToTable":
-        return undefined;
-    }
+    const stmt = settlement.kind === "moveToTable" ? null : this.#options.settleAndUnlock[settlement.kind];
+    return stmt === null ? undefined : { stmt, values: settlementValues(settlement) };
+  }
+
+  /** Ends the session of an unlock the server did not confirm. */
+  #unconfirmed(connection: HeldConnection, key: string): void {
+    connection.markBroken(
+      new Error(
+        `rowclaim/postgres: table "${this.#options.table.name}": the advisory unlock of key "${key}" was not confirmed; closing the session.`,
+      ),
+    );
   }
 
   /**
@@ -445,29 +386,15 @@ export class PostgresAdvisoryClaimer implements AdvisoryClaimer<PostgresAdvisory
    */
   async #unlockAndRelease(token: PostgresAdvisoryToken): Promise<void> {
     const { connection, key, rowKey } = token;
-    if (connection.released) return;
-    // A transactional body still running on it: end the session (and the lock with it), so the
-    // body's next statement fails instead of running outside the transaction.
-    if (bodyRunning(connection))
-      connection.markBroken(new Error("rowclaim: given up during a transactional body"));
-    if (connection.broken !== undefined) {
-      connection.release();
-      return;
-    }
+    if (releasedIfUnusable(connection)) return;
     try {
       const result =
         rowKey === undefined
           ? await connection.run(advisoryUnlock, { key })
           : await connection.run(advisorySlotUnlock, { key, rowKey });
-      if (result.rows[0]?.unlocked !== true) {
-        connection.markBroken(
-          new Error(
-            `rowclaim/postgres: table "${this.#options.table.name}": the advisory unlock of key "${key}" was not confirmed; closing the session.`,
-          ),
-        );
-      }
+      if (result.rows[0]?.unlocked !== true) this.#unconfirmed(connection, key);
     } catch (error) {
-      connection.markBroken(error instanceof Error ? error : new Error(String(error)));
+      connection.markBroken(error);
     } finally {
       connection.release();
     }

@@ -1,13 +1,7 @@
 /**
- * Array parameters that `pg` turns into text once per statement, not once per element: the ids
- * and tokens of a coalesced settlement or an extension (up to 500 each).
- *
- * `pg` renders an array parameter element by element (a type check, a string escape and, for a
- * `Date`, a local-time rendering, for each), and every token of one claim is the same `Date`.
- * An {@link ArrayParam} is an object with `toPostgres`, which `pg` calls with its own value
- * renderer: each element is rendered by `pg` as before (so a `Date` reads as `pg` would send
- * it, `parseInputDatesAsUTC` included), but an element equal to the one before it is rendered
- * once, and the PostgreSQL array literal is built in one pass.
+ * Array parameters (the ids and tokens of a coalesced settlement or an extension) that `pg`
+ * renders in one pass through `toPostgres`, each element with `pg`'s own renderer, a run of
+ * equal elements (every token of one claim is the same `Date`) once.
  *
  * @module
  */
@@ -28,14 +22,9 @@ export class ArrayParam {
     return this.#values;
   }
 
-  /**
-   * The PostgreSQL array literal (`{"1","2"}`): every element double-quoted with `\` and `"`
-   * escaped, `NULL` for `null` or `undefined`. A run of equal elements (the same `Date`, or
-   * `Date`s of the same instant) is rendered once.
-   */
+  /** The PostgreSQL array literal (`{"1","2"}`, `NULL` for `null` or `undefined`), a run of equal elements rendered once. */
   toPostgres(render: RenderValue): string {
     const values = this.#values;
-    // The elements' texts joined once, not a chain of `+=` (two strings an element).
     const texts = new Array<string>(values.length);
     let previous: unknown;
     let previousText = "";

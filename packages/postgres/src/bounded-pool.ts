@@ -1,18 +1,12 @@
 /**
- * Bounded connection waits, and the pool-size check. Every connection the driver takes from
- * the pool (a claim, a delivery's held session, a publish, a one-off statement) waits at most
- * `acquireTimeoutMs`; past it the wait ends in a `ConnectionTimeoutError` naming the pool's size
- * and the fix, never in a hang. A connection that arrives after its wait gave up goes straight
- * back to the pool.
+ * Bounded connection waits: every connection the driver takes from the pool waits at most
+ * `acquireTimeoutMs` (core's `acquireWithin`), then fails with `CONNECTION_TIMEOUT`.
  *
  * @module
  */
 import { acquireWithin } from "@rowclaim/core/driver";
-import { isConnectionLost } from "./normalize-error.js";
+import { HeldConnection } from "./connection.js";
 import type { PoolClientLike, PoolLike, QueryConfigLike, QueryResultLike } from "./pool-like.js";
-
-/** How long the driver waits for a connection from the pool unless told (core's default), in milliseconds. */
-export { DEFAULT_ACQUIRE_TIMEOUT_MS } from "@rowclaim/core/driver";
 
 /** The size of a `pg.Pool` (its `options.max`), when the pool shows it. */
 export function poolMax(pool: PoolLike): number | undefined {
@@ -55,25 +49,11 @@ export class BoundedPool implements PoolLike {
 
   /** Runs one query on a client checked out within the bound, then returns the client. */
   async query(config: QueryConfigLike): Promise<QueryResultLike> {
-    const client = await this.connect();
-    let broken: Error | undefined;
-    const onError = (error: Error): void => {
-      broken ??= error;
-    };
-    client.on("error", onError);
+    const connection = await HeldConnection.acquire(this);
     try {
-      return await client.query(config);
-    } catch (error) {
-      if (isConnectionLost(error)) broken ??= error instanceof Error ? error : new Error(String(error));
-      throw error;
+      return await connection.query(config);
     } finally {
-      if (broken === undefined) {
-        client.removeListener("error", onError);
-        client.release();
-      } else {
-        // Keep the listener: a dead client may still emit errors, which must not go unhandled.
-        client.release(broken);
-      }
+      connection.release();
     }
   }
 

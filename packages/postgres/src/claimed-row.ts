@@ -1,6 +1,5 @@
 /**
- * Turns a row as `pg` read it into core's `ClaimedRow`, and puts rows back into claim order
- * (an `UPDATE … RETURNING` returns them in no particular order).
+ * Turns a row as `pg` read it into core's `ClaimedRow`, and puts rows back into claim order.
  *
  * @module
  */
@@ -9,11 +8,8 @@ import { type ClaimedRow, decodeClaimedRow } from "@rowclaim/core/driver";
 import { PAYLOAD_TEXT_ALIAS } from "./sql.js";
 
 /**
- * Decodes one row as `pg` read it (core's `decodeClaimedRow` holds the rules, attempt accounting
- * included). `pg`'s quirks: a json payload read as text under `PAYLOAD_TEXT_ALIAS` is what is
- * decoded (parsed once; the row's payload column then holds the parsed value, as `pg` would have
- * given it), and the row holds only the described columns. `known`: values of columns the
- * statement did not return because the claim wrote them (a lease's expiry).
+ * Decodes one row as `pg` read it with core's `decodeClaimedRow` (a json payload from its text
+ * under `PAYLOAD_TEXT_ALIAS`); `known`: values the claim wrote and did not read back (a lease's expiry).
  */
 export function claimedRowOf(
   table: TableDefinition,
@@ -23,23 +19,14 @@ export function claimedRowOf(
 ): ClaimedRow {
   const row: Record<string, unknown> = {};
   const columns = table.allColumns;
-  // An index, not `for … of`: iterating the frozen array made an iterator result per column.
   for (let index = 0; index < columns.length; index += 1) {
     const column = columns[index] as string;
     row[column] = known !== undefined && column in known ? known[column] : raw[column];
   }
-  return decodeClaimedRow(
-    table,
-    row,
-    attemptCounted,
-    PAYLOAD_TEXT_ALIAS in raw ? raw[PAYLOAD_TEXT_ALIAS] : undefined,
-  );
+  return decodeClaimedRow(table, row, attemptCounted, raw[PAYLOAD_TEXT_ALIAS]);
 }
 
-/**
- * Where the significant digits of `text` start (1-based, negative for a negative number), or 0
- * where `text` is not a whole number written in ASCII digits (how `pg` reads a `bigint`).
- */
+/** Where the significant digits of `text` start (1-based, negative when negative), or 0 if not a whole number. */
 function wholeAt(text: string): number {
   const negative = text.charCodeAt(0) === 45;
   let start = negative ? 1 : 0;
@@ -107,8 +94,7 @@ export function sortIntoClaimOrder<T extends { readonly row: ClaimedRow }>(
     }
     return compareIds(a.row.id, b.row.id);
   };
-  // PostgreSQL mostly returns them in the order the claim locked them: one pass tells, and the
-  // sort (some n log n comparisons) runs only where they are not.
+  // Mostly in claim order already: one pass tells, and only rows that are not get sorted.
   for (let index = 1; index < items.length; index += 1) {
     if (order(items[index - 1] as T, items[index] as T) > 0) return items.sort(order);
   }

@@ -1,7 +1,6 @@
 /**
- * A connection checked out of the pool and held across statements (a row lock transaction, an
- * advisory key's session, a LISTEN): it listens for the connection's errors while held, and
- * a connection that broke is released with an error so that the pool destroys it.
+ * A connection checked out of the pool and held across statements: it listens for the
+ * connection's errors while held, and one that broke is released with an error (destroyed).
  *
  * @module
  */
@@ -15,6 +14,12 @@ import type {
 } from "./pool-like.js";
 import { type Statement, type StatementValues, statementValues } from "./sql.js";
 
+/** A statement and the values to run it with. */
+export interface StatementRun {
+  readonly stmt: Statement;
+  readonly values: Record<string, unknown>;
+}
+
 /** Runs a prepared (named) statement with named values on a pool or client. */
 export function execute(
   queryable: QueryableLike,
@@ -22,12 +27,6 @@ export function execute(
   values: StatementValues,
 ): Promise<QueryResultLike> {
   return queryable.query({ name: stmt.name, text: stmt.text, values: statementValues(stmt, values) });
-}
-
-/** A socket that can hold its writes back and send them as one (`net.Socket`'s `cork`/`uncork`). */
-interface CorkableStream {
-  cork(): void;
-  uncork(): void;
 }
 
 /** A client held by the driver until it calls {@link HeldConnection.release}. */
@@ -54,11 +53,7 @@ export class HeldConnection implements QueryableLike {
     return this.#broken;
   }
 
-  /**
-   * Whether the client sends a query without waiting for the previous one's answer (`pg`'s
-   * `pipeline: true`, which the driver's own pool sets): statements issued together then cost
-   * one round trip, and the server still runs them in order.
-   */
+  /** Whether the client pipelines (`pg`'s `pipeline: true`): statements issued together cost one round trip. */
   get pipelined(): boolean {
     return (this.client as { readonly pipeline?: unknown }).pipeline === true;
   }
@@ -73,7 +68,7 @@ export class HeldConnection implements QueryableLike {
     try {
       return await this.client.query(config);
     } catch (error) {
-      this.#noteFailure(error);
+      if (isConnectionLost(error)) this.markBroken(error);
       throw error;
     }
   }
@@ -84,16 +79,12 @@ export class HeldConnection implements QueryableLike {
   }
 
   /**
-   * Issues the statements `send` starts in one write to the server where the client pipelines:
-   * its socket is corked while `send` runs (a pipelined `pg` client writes each statement as it
-   * is issued), so `BEGIN` and a claim, or an ack and `COMMIT`, cost one system call and wake the
-   * server's backend once. Without pipelining, or on a client that shows no socket, `send` just runs.
+   * Issues the statements `send` starts in one write where the client pipelines (its socket
+   * corked while `send` runs); elsewhere `send` just runs.
    */
   together<T>(send: () => T): T {
-    const stream = this.pipelined
-      ? (this.client as { readonly connection?: { readonly stream?: Partial<CorkableStream> } }).connection
-          ?.stream
-      : undefined;
+    type Corked = { readonly connection?: { readonly stream?: { cork?: () => void; uncork?: () => void } } };
+    const stream = this.pipelined ? (this.client as Corked).connection?.stream : undefined;
     if (typeof stream?.cork !== "function" || typeof stream.uncork !== "function") return send();
     stream.cork();
     try {
@@ -109,14 +100,13 @@ export class HeldConnection implements QueryableLike {
   }
 
   /** Marks the connection as not to be reused (the pool will destroy it on release). */
-  markBroken(reason: Error): void {
-    this.#broken ??= reason;
+  markBroken(reason: unknown): void {
+    this.#broken ??= reason instanceof Error ? reason : new Error(String(reason));
   }
 
   /**
    * Hands the client, still checked out, to a new holder (a row lock batch's connection going on
-   * to the next claim's transaction): this holder counts as released from now on (so nothing
-   * done through it later can touch the next transaction), and the new one releases the client.
+   * to the next claim): this one counts as released from now on, and the new one releases it.
    */
   passOn(): HeldConnection {
     if (this.#released) throw new Error("rowclaim/postgres: a released connection cannot be passed on.");
@@ -139,9 +129,5 @@ export class HeldConnection implements QueryableLike {
       // Keep a listener: a dead client may still emit errors, which must not go unhandled.
       this.client.release(broken);
     }
-  }
-
-  #noteFailure(error: unknown): void {
-    if (isConnectionLost(error)) this.#broken ??= error instanceof Error ? error : new Error(String(error));
   }
 }

@@ -1,9 +1,6 @@
 /**
- * The SQL of the PostgreSQL driver's control table (`rowclaim_controls`, see `@rowclaim/core`'s
- * `controls.ts`): its `CREATE TABLE`, the read of one table's rows, the pause upsert (with its
- * NOTIFY), and the rate take, one `INSERT … ON CONFLICT DO UPDATE` whose row lock makes every
- * take of one scope wait for the one before it, so that no two count past the limit. Values
- * always travel as parameters; the one identifier is quoted.
+ * The SQL of the control table (`rowclaim_controls`): its schema, the read, the pause upsert with
+ * its NOTIFY, and the rate take, an upsert whose row lock queues the takes of one scope.
  *
  * @module
  */
@@ -33,10 +30,7 @@ export const controlsPresentSql = `SELECT to_regclass(${`'${table.replaceAll("'"
 /** Every control row of one table (`$1`). */
 export const controlsReadSql = `SELECT scope, paused, rate_window, rate_count, rate_limit, rate_interval_ms FROM ${table} WHERE table_name = $1`;
 
-/**
- * Sets `paused` (`$3`) of scope `$2` of table `$1`, creating the row, and NOTIFYs channel `$4`
- * (payload the table key) in the same statement.
- */
+/** Sets `paused` (`$3`) of scope `$2` of table `$1`, creating the row, and NOTIFYs channel `$4` (payload `$1`). */
 export const controlsSetPausedSql = `WITH changed AS (
   INSERT INTO ${table} (table_name, scope, paused, paused_at)
   VALUES ($1, $2, $3::boolean, CASE WHEN $3::boolean THEN now() END)
@@ -45,11 +39,7 @@ export const controlsSetPausedSql = `WITH changed AS (
 )
 SELECT pg_notify($4, $1) FROM changed`;
 
-/**
- * Counts up to `$5` rows (the claim's want) in window `$3` of scope `$2` of table `$1`, at most
- * `$4` (the limit) per window, `$6` the window's length: returns `rate_granted`, how many it
- * counted. The SET expressions read the row as it was before the statement.
- */
+/** Counts up to `$5` rows in window `$3` of scope `$2` of table `$1`, at most `$4` a window (`$6` ms long): `rate_granted`. */
 export const controlsTakeRateSql = `INSERT INTO ${table} AS c (table_name, scope, rate_window, rate_count, rate_limit, rate_interval_ms, rate_granted)
 VALUES ($1, $2, $3::bigint, LEAST($5::int, $4::int), $4::int, $6::int, LEAST($5::int, $4::int))
 ON CONFLICT (table_name, scope) DO UPDATE SET

@@ -1,8 +1,6 @@
 /**
- * The PostgreSQL driver's control store (core's `ControlTable` over this dialect's statements): pauses and rate
- * counters in `rowclaim_controls` (`src/controls-sql.ts`). Each call is one statement on a
- * connection of the pool, returned at once. With `notify: true` it also watches: one LISTEN
- * connection per table whose pauses subscriptions of this driver follow, shared by them.
+ * The PostgreSQL control store: core's `ControlTable` over `controls-sql.ts`, one statement a call;
+ * with `notify: true` also a watch, one LISTEN connection per table shared by its watchers.
  *
  * @module
  */

@@ -1,6 +1,5 @@
 /**
- * The PostgreSQL driver's {@link ConnectionSession} (core's short-work runner, `onConnection`):
- * a {@link HeldConnection} of the pool, with `BEGIN`, `COMMIT` and `ROLLBACK`.
+ * The driver's {@link ConnectionSession} for core's `onConnection`: a {@link HeldConnection} of the pool.
  *
  * @module
  */

@@ -1,12 +1,10 @@
 /**
- * The lease form: one statement claims (a CTE locking the due rows in claim order, then the
- * UPDATE writing the expiry and counting the attempt, returning the rows) and commits at once;
- * no connection is held while the handlers run. Extensions and settlements take effect only
- * where the row still holds the delivery's token, the expiry.
+ * The lease form: one statement claims and commits at once; no connection is held while the
+ * handlers run. Extensions and settlements apply only where the row still holds its token, the expiry.
  *
  * @module
  */
-import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
+import type { RowId, TableDefinition } from "@rowclaim/core";
 import type {
   Acks,
   Claimed,
@@ -18,18 +16,19 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
-import { heldAmong, leaseLostOnSettle } from "@rowclaim/core/driver";
+import { heldAmong, leaseLostOnSettle, runLeaseTransaction } from "@rowclaim/core/driver";
 import { ArrayParam } from "./array-param.js";
 import { claimedRowOf, sortIntoClaimOrder } from "./claimed-row.js";
-import { execute, HeldConnection } from "./connection.js";
-import { fifoGroupKey, waitFifoGuard } from "./fifo.js";
+import { execute, HeldConnection, type StatementRun } from "./connection.js";
+import { fifoGroupKey } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
-import type { Settlements } from "./settle.js";
+import { noProcessedAt, type Settlements, settlementValues } from "./settle.js";
 import {
   beginSql,
   type ClaimStatement,
   commitSql,
+  fifoWaitGuard,
   LEASE_ACKED_ALIAS,
   type LeaseAcks,
   type LeaseClaimWithAcksStatements,
@@ -38,29 +37,30 @@ import {
   type Statement,
   settledAll,
 } from "./sql.js";
-import { leaseTransaction } from "./transactional.js";
+import { dialectFor, sessionOf } from "./transactional.js";
 
 /** The id of a row an extension or a coalesced settlement answered (`RETURNING … AS rc_id`). */
 function answerId(row: Record<string, unknown>): unknown {
   return row.rc_id;
 }
 
-/**
- * The values of a lease ack statement: each held row's id and token (`$ids`, `$tokens` pairs, or
- * `$id` and `$token` for a statement of one ack), and `$at` for markProcessed.
- */
+/** The held rows' ids and tokens as `$ids` and `$tokens`. */
+function heldPairs(held: readonly HeldLease[]): Record<string, ArrayParam> {
+  return {
+    ids: new ArrayParam(held.map((hold) => hold.id)),
+    tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
+  };
+}
+
+/** The values of a lease ack statement: the held pairs (or `$id`, `$token` for `"one"`), and `$at` for markProcessed. */
 function ackValues(
   { rows: held, settlement }: Acks<HeldLease>,
   acks: LeaseAcks = "many",
 ): Record<string, unknown> {
-  const at = settlement.kind === "markProcessed" ? { at: settlement.at } : {};
+  const at = settlementValues(settlement);
   const one = held[0];
   if (acks === "one" && one !== undefined) return { id: one.id, token: one.token.expiry, ...at };
-  return {
-    ids: new ArrayParam(held.map((hold) => hold.id)),
-    tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
-    ...at,
-  };
+  return { ...heldPairs(held), ...at };
 }
 
 /** Per held row, in order, whether a coalesced settlement's answer says it settled (see `settledAll`). */
@@ -115,95 +115,68 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
 
   async extend(held: readonly HeldLease[], expiry: Date): Promise<readonly (LeaseToken | null)[]> {
     if (held.length === 0) return [];
-    let result: QueryResultLike;
-    try {
-      result = await execute(this.#options.pool, this.#options.extend, {
-        expiry,
-        ids: new ArrayParam(held.map((hold) => hold.id)),
-        tokens: new ArrayParam(held.map((hold) => hold.token.expiry)),
-      });
-    } catch (error) {
-      throw normalizeError(error, {
-        table: this.#options.table.name,
-        operation: "lease extension",
-      });
-    }
+    const { pool, extend, table } = this.#options;
+    const result = await execute(pool, extend, { expiry, ...heldPairs(held) }).catch((error: unknown) => {
+      throw normalizeError(error, { table: table.name, operation: "lease extension" });
+    });
     const next: LeaseToken = { form: "lease", expiry };
     return heldAmong(held, result.rows, answerId).map((moved) => (moved ? next : null));
   }
 
   async settle(id: RowId, token: LeaseToken, settlement: Settlement): Promise<void> {
     const { table, settlements, pool } = this.#options;
-    let changed: number | null;
-    try {
-      changed = await settlements.apply(pool, id, settlement, token.expiry);
-    } catch (error) {
-      throw normalizeError(error, {
-        table: table.name,
-        operation: `lease ${settlement.kind} settlement`,
-      });
-    }
+    const changed = await settlements.apply(pool, id, settlement, token.expiry).catch((error: unknown) => {
+      throw normalizeError(error, { table: table.name, operation: `lease ${settlement.kind} settlement` });
+    });
     if (changed === 0) throw leaseLostOnSettle(table.name, id, token.expiry, settlement.kind);
   }
 
-  /**
-   * Coalesced settlements: one statement (one implicit transaction, one commit) settles every
-   * row of `held` that still holds its own token (`lockedUntil = token.expiry`; the tokens may
-   * differ from row to row). Resolves, in order, `true` for each row settled and `false` for
-   * each row that holds another token or is gone (left unchanged). A database error rejects
-   * (normalized), and then no row changed: the statement is atomic.
-   */
+  /** Coalesced settlements in one statement, each row fenced by its own token (DRIVERS.md, "Lease"). */
   async settleMany(acks: Acks<HeldLease>): Promise<readonly boolean[]> {
     const { table, pool } = this.#options;
     const { rows: held, settlement } = acks;
     if (held.length === 0) return [];
     const ack = this.#ackStatement(acks);
-    let result: QueryResultLike;
-    try {
-      result = await execute(pool, ack.stmt, ack.values);
-    } catch (error) {
+    const result = await execute(pool, ack.stmt, ack.values).catch((error: unknown) => {
       throw normalizeError(error, {
         table: table.name,
         operation: `lease coalesced ${settlement.kind} settlement`,
       });
-    }
+    });
     return settledAmong(held, result.rows);
   }
 
   /**
-   * Acks sent with the next claim (core's `claimWithAcks`), one commit for both, so that a
-   * worker's ack and its next claim cost one round trip on one server session instead of two
-   * statements on two. Where the claim needs no transaction of its own, one statement does both
-   * (`leaseClaimWithAcksSql`: the acks, each row fenced by its own token, and a claim that never
-   * takes an acked row). A FIFO table or one with an isolation level gets `BEGIN`, the guard, the
-   * acks' statement (as {@link PostgresLeaseClaimer.settleMany}) and the claim, and `COMMIT` on
-   * one connection, one transaction. Should anything fail, nothing was committed and the error
-   * is thrown: the broker then sends the acks alone and claims again.
+   * Acks sent with the next claim, one commit for both (DRIVERS.md, "Lease"): one statement
+   * (`leaseClaimWithAcksSql`), or one transaction on a FIFO table or one with an isolation level.
    */
   async claimWithAcks(
     acks: Acks<HeldLease>,
     request: LeaseClaimRequest,
   ): Promise<ClaimedWithAcks<LeaseToken>> {
     const { table, group, pool } = this.#options;
-    const operation = `lease ${acks.settlement.kind} settlement with the next claim`;
-    if (this.#transactional) return this.#claimWithAcksInTransaction(acks, request, operation);
     const { settlement } = acks;
-    const one = acks.rows.length === 1;
-    const statements = one ? this.#options.claimWithOneAck : this.#options.claimWithAcks;
-    const claim = settlement.kind === "delete" ? statements.delete : statements.markProcessed;
-    if (claim === null) throw this.#noProcessedAt();
-    let result: QueryResultLike;
-    try {
-      result = await execute(pool, claim.forLimit(request.limit), {
-        ...ackValues(acks, one ? "one" : "many"),
-        now: request.now,
-        expiry: request.expiry,
-        group,
-        limit: request.limit,
+    const operation = `lease ${settlement.kind} settlement with the next claim`;
+    const values = { now: request.now, expiry: request.expiry, group, limit: request.limit };
+    if (this.#transactional) {
+      const ack = this.#ackStatement(acks);
+      const result = await this.#claimInTransaction(values, ack).catch((error: unknown) => {
+        throw normalizeError(error, { table: table.name, operation });
       });
-    } catch (error) {
-      throw normalizeError(error, { table: table.name, operation });
+      return {
+        settled: settledAmong(acks.rows, result.acked?.rows ?? []),
+        claimed: this.#claimedRows(result.rows, request.expiry),
+      };
     }
+    const one = acks.rows.length === 1;
+    const claim = (one ? this.#options.claimWithOneAck : this.#options.claimWithAcks)[settlement.kind];
+    if (claim === null) throw noProcessedAt(table);
+    const result = await execute(pool, claim.forLimit(request.limit), {
+      ...ackValues(acks, one ? "one" : "many"),
+      ...values,
+    }).catch((error: unknown) => {
+      throw normalizeError(error, { table: table.name, operation });
+    });
     const first = result.rows[0];
     const acked = first?.[LEASE_ACKED_ALIAS];
     // No row claimed: the one row the statement answers holds NULL in every column but the acks'.
@@ -218,35 +191,11 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     };
   }
 
-  /** {@link PostgresLeaseClaimer.claimWithAcks} on a table whose claim needs a transaction (FIFO, an isolation level). */
-  async #claimWithAcksInTransaction(
-    acks: Acks<HeldLease>,
-    request: LeaseClaimRequest,
-    operation: string,
-  ): Promise<ClaimedWithAcks<LeaseToken>> {
-    const { table, group } = this.#options;
-    const ack = this.#ackStatement(acks);
-    const values = { now: request.now, expiry: request.expiry, group, limit: request.limit };
-    let result: QueryResultLike & { readonly acked?: QueryResultLike };
-    try {
-      result = await this.#claimInTransaction(values, ack);
-    } catch (error) {
-      throw normalizeError(error, { table: table.name, operation });
-    }
-    return {
-      settled: settledAmong(acks.rows, result.acked?.rows ?? []),
-      claimed: this.#claimedRows(result.rows, request.expiry),
-    };
-  }
-
   /** The coalesced ack statement of `acks` and its values (see {@link PostgresLeaseClaimer.settleMany}). */
-  #ackStatement(acks: Acks<HeldLease>): {
-    readonly stmt: Statement;
-    readonly values: Record<string, unknown>;
-  } {
+  #ackStatement(acks: Acks<HeldLease>): StatementRun {
     const { settleMany } = this.#options;
-    const stmt = acks.settlement.kind === "delete" ? settleMany.delete : settleMany.markProcessed;
-    if (stmt === null) throw this.#noProcessedAt();
+    const stmt = settleMany[acks.settlement.kind];
+    if (stmt === null) throw noProcessedAt(this.#options.table);
     return { stmt, values: ackValues(acks) };
   }
 
@@ -259,15 +208,6 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     return sortIntoClaimOrder(table, claimed);
   }
 
-  /** The refusal of a markProcessed ack on a table without a processedAt column. */
-  #noProcessedAt(): InvalidArgumentError {
-    const { table } = this.#options;
-    return new InvalidArgumentError(
-      `Table "${table.name}" (lease form): a markProcessed settlement needs a processedAt column; the table describes none.`,
-      { table: table.name },
-    );
-  }
-
   /** Transactional handlers: the body and the fenced settlement in one transaction (`src/transactional.ts`). */
   transaction(
     id: RowId,
@@ -276,20 +216,22 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     signal: AbortSignal,
   ): Promise<void> {
     const { pool, settlements, table } = this.#options;
-    return leaseTransaction(pool, settlements, table, id, work, fence, signal);
+    const acquire = async () => sessionOf(await HeldConnection.acquire(pool));
+    const dialect = dialectFor(settlements, table, id);
+    return runLeaseTransaction(acquire, dialect, { table, id }, work, fence, signal);
   }
 
   async close(): Promise<void> {}
 
   async #claimInTransaction(
     values: { readonly limit: number } & Record<string, unknown>,
-    ack?: { readonly stmt: Statement; readonly values: Record<string, unknown> },
+    ack?: StatementRun,
   ): Promise<QueryResultLike & { readonly acked?: QueryResultLike }> {
     const connection = await HeldConnection.acquire(this.#options.pool);
     try {
       await connection.text(beginSql(this.#options.table.isolation));
       // The guard first, as a claim takes it: claims of the group queue on it, not on the acks' rows.
-      if (this.#fifoKey !== null) await waitFifoGuard(connection, this.#fifoKey);
+      if (this.#fifoKey !== null) await connection.run(fifoWaitGuard, { key: this.#fifoKey });
       const acked = ack === undefined ? undefined : await connection.run(ack.stmt, ack.values);
       const result = await connection.run(this.#options.claim.forLimit(values.limit), values);
       await connection.text(commitSql);

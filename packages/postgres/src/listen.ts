@@ -1,7 +1,6 @@
 /**
- * Cross-process wake-up with LISTEN/NOTIFY: one dedicated connection per listener, LISTENing on
- * the table's channel; when the connection is cut it is destroyed and a new one listens again
- * after a backoff (and wakes the subscription once, for what it may have missed).
+ * Cross-process wake-up with LISTEN/NOTIFY on a connection of its own; a cut connection is
+ * replaced after a backoff, and the subscription woken once for what it may have missed.
  *
  * @module
  */
@@ -11,10 +10,7 @@ import type { WakeListener } from "@rowclaim/core/driver";
 import type { NotificationLike, PoolClientLike, PoolLike } from "./pool-like.js";
 import { listenSql, unlistenAllSql } from "./sql.js";
 
-/**
- * The NOTIFY channel of a table: `rowclaim_` and a hash of its schema and name, so that any
- * table name gives a short, safe channel name.
- */
+/** The NOTIFY channel of a table: `rowclaim_` and a hash of its schema and name (short and safe). */
 export function channelFor(table: TableDefinition): string {
   const digest = createHash("sha256")
     .update(`${table.schema ?? ""}\u0000${table.name}`)
@@ -56,16 +52,6 @@ export class ChannelListener implements WakeListener {
     const listener = new ChannelListener(pool, channel, onWake, logger);
     await listener.#connect();
     return listener;
-  }
-
-  /** The channel listened on. */
-  get channel(): string {
-    return this.#channel;
-  }
-
-  /** Whether a connection is listening now. */
-  get listening(): boolean {
-    return this.#client !== undefined;
   }
 
   readonly #onNotification = (message: NotificationLike): void => {

@@ -1,7 +1,6 @@
 /**
- * Maps PostgreSQL's native errors onto rowclaim's stable codes by SQLSTATE, and tells which
- * errors mean the connection is gone (the client must then be destroyed, not reused) or a
- * claim only lost a race (nothing to claim now).
+ * Maps PostgreSQL's native errors onto rowclaim's stable codes by SQLSTATE, and tells a lost
+ * connection (destroy the client) and a claim that lost a race (nothing to claim now).
  *
  * @module
  */
@@ -62,11 +61,7 @@ const socketCodes = new Set([
   "EHOSTUNREACH",
 ]);
 
-/**
- * Whether the error means the connection is gone (or cannot be trusted): class 08, the server
- * ending the session (57P01–57P03), a socket error (a host name that does not resolve
- * included), or `pg`'s own "Connection terminated".
- */
+/** Whether the connection is gone: class 08, 57P01–57P03, a socket error, or `pg`'s "Connection terminated". */
 export function isConnectionLost(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
   const code = (error as { code?: unknown }).code;
@@ -90,20 +85,13 @@ export function isConnectionTimeout(error: unknown): boolean {
   return typeof message === "string" && /timeout exceeded when trying to connect/i.test(message);
 }
 
-/**
- * Whether a claim merely lost a race it can retry at the next poll: a serialization failure
- * (40001) or a deadlock (40P01) under a stricter isolation level, or a lock not available (55P03).
- */
+/** Whether a claim merely lost a race (40001, 40P01, 55P03): it claims again at the next poll. */
 export function isClaimConflict(error: unknown): boolean {
   const state = sqlStateOf(error);
   return state === "40001" || state === "40P01" || state === "55P03";
 }
 
-/**
- * Wraps a native error in the rowclaim error its SQLSTATE maps to, keeping it as `cause`; an
- * error that maps to no code (or is already a rowclaim error) is returned as it is. The flow and
- * the error classes are core's (`nativeErrorNormalizer`); the words are PostgreSQL's.
- */
+/** Wraps a native error in the rowclaim error its SQLSTATE maps to (`cause` kept; core's `nativeErrorNormalizer`). */
 export const normalizeError: (error: unknown, context: ErrorContext) => unknown =
   nativeErrorNormalizer<ErrorContext>({
     codeOf: codeForError,

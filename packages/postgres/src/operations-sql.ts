@@ -1,9 +1,6 @@
 /**
- * The SQL of the operations capability on PostgreSQL (cancel, remove, retry now, redrive,
- * prune, row listing). Nothing here waits on a row or key another session holds: rows are read
- * `FOR UPDATE SKIP LOCKED` (a row lock's claim), leases by their expiry, advisory keys by
- * `pg_try_advisory_xact_lock` (the key's holder keeps it; this transaction only tries). Every
- * statement changes at most one batch, given by its `$limit` or its `$ids`.
+ * The SQL of the operations capability (DRIVERS.md, "Operations"): nothing waits on a row or key
+ * another session holds, and every statement changes at most one batch (`$limit` or `$ids`).
  *
  * @module
  */
@@ -71,10 +68,8 @@ function leaseFree(table: TableDefinition, alias: string, p: ParamSlots): string
 }
 
 /**
- * One batch of a row action: delete (or make due) the selected rows in the scope that are not
- * in work, and return their ids (`rc_changed`); in the same statement, the selected rows in the
- * scope left untouched (`rc_in_work`). Run it in a transaction: the advisory try-locks are
- * transaction locks, let go at commit.
+ * One batch of a row action: deletes (or makes due) the selected rows in scope not in work, and
+ * answers every selected row with whether it changed. Run it in a transaction (advisory try-locks).
  */
 export function rowActionSql(
   table: TableDefinition,
@@ -114,11 +109,7 @@ export function rowActionSql(
   });
 }
 
-/**
- * One batch of a redrive from the dead-letter group: the first `$limit` dead rows in id order
- * (optionally only `$ids`, only payloads containing `$text`) back to `$group`, attempt 1, due at
- * `$now`, unlocked. Returns the rows moved.
- */
+/** One batch of a redrive from the dead-letter group: the first `$limit` dead rows back to `$group`, attempt 1, due now. */
 export function redriveGroupSql(table: TableDefinition, withIds: boolean, withText: boolean): Statement {
   return statement("operations redrive (group)", (p) => {
     const { id, attempt, runAt, group, lockedUntil } = table.columns;
@@ -138,11 +129,7 @@ export function redriveGroupSql(table: TableDefinition, withIds: boolean, withTe
   });
 }
 
-/**
- * One batch of a redrive from the dead-letter table `deadTable`: the first `$limit` rows in id
- * order deleted there and inserted into the table in the same order (new ids), attempt 1, due
- * at `$now`, in `$group`.
- */
+/** One batch of a redrive from the dead-letter table: the first `$limit` rows moved back (new ids), attempt 1, due now. */
 export function redriveTableSql(
   table: TableDefinition,
   deadTable: string,
@@ -188,11 +175,7 @@ export function pruneSql(table: TableDefinition): Statement {
   });
 }
 
-/**
- * The prune lock: a transaction lock on the table's prune key, tried without waiting. The
- * driver keeps that transaction open on a connection of its own while the prune runs (so it
- * also holds behind a transaction pooler), and rolls it back to let go.
- */
+/** The prune lock: a transaction lock on the table's prune key, tried without waiting, held in an open transaction. */
 export const pruneLockSql = statement(
   "operations prune lock",
   (p) => `SELECT pg_try_advisory_xact_lock(hashtextextended(${p.ref("key")}::text, 0)) AS rc_locked`,
@@ -270,10 +253,7 @@ function stateConditions(
   }
 }
 
-/**
- * The `pg_locks` CTE of held advisory keys: each 64-bit key (high half in `classid`, low half in
- * `objid`, `objsubid` 1) with the backend pid holding it, in this database.
- */
+/** The `pg_locks` CTE of the advisory keys held in this database, with the backend pid holding each. */
 function heldCte(table: TableDefinition): string {
   if (table.form !== "advisory") return "";
   return (

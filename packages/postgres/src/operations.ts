@@ -7,6 +7,7 @@
 import type { RowId, TableDefinition } from "@rowclaim/core";
 import {
   type DriverRowActionResult,
+  type DriverRowQuery,
   type OperationsDriver,
   onConnection,
   type PruneLock,
@@ -55,6 +56,18 @@ export function postgresOperations(pool: PoolLike): OperationsDriver {
         fail: (error) => normalizeError(error, { table: table.name, operation: stmt.purpose }),
       },
     );
+  const filterValues = ({
+    filter,
+    deadGroup,
+    now,
+  }: Pick<DriverRowQuery, "filter" | "deadGroup" | "now">) => ({
+    ids: filter.ids ?? null,
+    keys: filter.keys ?? null,
+    text: filter.text ?? null,
+    group: filter.group ?? null,
+    deadGroup,
+    now,
+  });
   const stored = (table: TableDefinition, raw: Record<string, unknown>): StoredRow =>
     storedRowOf(table, claimedRowOf(table, raw, false), raw[IN_WORK_ALIAS] === true, {
       key: raw[KEY_ALIAS],
@@ -138,39 +151,13 @@ export function postgresOperations(pool: PoolLike): OperationsDriver {
         deadGroup: query.deadGroup,
         after: query.after !== undefined,
       });
-      const { rows } = await run(
-        table,
-        stmt,
-        {
-          ids: query.filter.ids ?? null,
-          keys: query.filter.keys ?? null,
-          text: query.filter.text ?? null,
-          group: query.filter.group ?? null,
-          deadGroup: query.deadGroup,
-          after: query.after ?? null,
-          limit: query.limit,
-          now: query.now,
-        },
-        false,
-      );
+      const values = { ...filterValues(query), after: query.after ?? null, limit: query.limit };
+      const { rows } = await run(table, stmt, values, false);
       return rows.map((raw) => stored(table, raw));
     },
     async count(table, query) {
       const stmt = countSql(table, { state: query.state, filter: query.filter, deadGroup: query.deadGroup });
-      const { rows } = await run(
-        table,
-        stmt,
-        {
-          ids: query.filter.ids ?? null,
-          keys: query.filter.keys ?? null,
-          text: query.filter.text ?? null,
-          group: query.filter.group ?? null,
-          deadGroup: query.deadGroup,
-          cap: query.cap,
-          now: query.now,
-        },
-        false,
-      );
+      const { rows } = await run(table, stmt, { ...filterValues(query), cap: query.cap }, false);
       return Number(rows[0]?.rc_count ?? 0);
     },
   };

@@ -46,12 +46,7 @@ const driverOptionKeys = Object.freeze([
   ...executorOptionKeys,
 ]);
 
-/**
- * Whether `url` is a connection string `pg` reads as the user meant: a `postgres://` or
- * `postgresql://` URL, a `socket:` URL, or a socket folder (`/var/run/postgresql`). `pg` reads
- * anything else as a path relative to `postgres://base`, and the first connection then fails
- * with `getaddrinfo ENOTFOUND base`.
- */
+/** Whether `pg` reads `url` as meant: `postgres(ql)://`, `socket:` or a socket folder (else `ENOTFOUND base`). */
 function isPostgresUrl(url: string): boolean {
   if (url.startsWith("/")) return true;
   if (!URL.canParse(url)) return false;
@@ -64,12 +59,7 @@ function maskedUrl(url: string): string {
   return url.replace(/(\/\/[^/@:]*:)[^/@]*@/, "$1***@");
 }
 
-/**
- * Refuses options `createPostgresDriver()` cannot work with: an unknown key (a misspelled
- * `maxx` would else be ignored), and a `url` that is not a PostgreSQL connection URL.
- *
- * @throws {InvalidArgumentError} naming the key (and the nearest valid one) or the URL's form.
- */
+/** Refuses an unknown option key and a `url` that is not a PostgreSQL connection URL (`INVALID_ARGUMENT`). */
 function checkDriverOptions(options: object): void {
   refuseUnknownOptions(options, driverOptionKeys, "createPostgresDriver()");
   const url = (options as { url?: unknown }).url;
@@ -110,9 +100,7 @@ export function createPostgresDriver(options: PostgresDriverOptions): PostgresDr
   if (!("url" in options) || typeof options.url !== "string" || options.url === "") {
     throw new InvalidArgumentError(needs);
   }
-  // Pipelined clients: statements the driver issues together (a row lock batch's BEGIN and
-  // claim) go in one round trip. A `pg` without pipelining ignores the option, and the driver
-  // then sends them one after the other.
+  // Pipelined: statements issued together cost one round trip (a `pg` without it ignores the option).
   const own = new pg.Pool({
     connectionString: options.url,
     max: options.max ?? 10,

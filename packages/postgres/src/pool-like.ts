@@ -1,16 +1,13 @@
 /**
- * The small structural interfaces through which the driver uses `pg`: a pool, a client checked
- * out of it, and a query result. A `pg.Pool` and its `PoolClient` satisfy them; so does any
- * pool that behaves the same way.
+ * The structural interfaces through which the driver uses `pg` (a `pg.Pool` and its `PoolClient`
+ * satisfy them; so does any pool that behaves the same way).
  *
  * @module
  */
 
 /**
- * A query as the driver sends it: text, parameter values and, for prepared statements, a name.
- * A value is what `pg` takes (`null`, a string, a number, a `Date`, a `Uint8Array`, an array),
- * or an `ArrayParam` (`array-param.ts`: an array parameter with `pg`'s `toPostgres`), which an adapter of
- * another client sends as the array literal `toPostgres` renders.
+ * A query as the driver sends it: text, values (what `pg` takes, or an `ArrayParam`, which another
+ * client sends as the literal its `toPostgres` renders) and, for prepared statements, a name.
  */
 export interface QueryConfigLike {
   readonly text: string;

@@ -1,9 +1,6 @@
 /**
  * `createPostgresDriverOn`: the rowclaim driver for PostgreSQL on any pool shaped like
- * {@link PoolLike} (`createPostgresDriver` is it on `pg`; it loads no client). It opens one claimer per
- * subscription (checking the server version and the table, building every statement once),
- * publishes, listens for other processes' publishes (with `notify: true`) and prints the
- * recommended schema.
+ * {@link PoolLike} (`createPostgresDriver` is it on `pg`; this module loads no client).
  *
  * @module
  */
@@ -46,7 +43,7 @@ import { postgresStatusReader } from "./queue-status.js";
 import { PostgresRowLockClaimer } from "./row-lock.js";
 import { postgresScheduleLedger } from "./schedule-ledger.js";
 import { assertNamesUsable, checkColumns, checkStatements } from "./schema-check.js";
-import { Settlements } from "./settle.js";
+import { present, Settlements } from "./settle.js";
 import {
   advisoryCandidatesSql,
   advisorySettleAndUnlockSql,
@@ -70,34 +67,20 @@ import { assertServerVersion, parseServerVersionNum, versionNumFromText } from "
 /** The options of a PostgreSQL driver that do not depend on its client (see {@link createPostgresDriverOn}). */
 export interface PostgresExecutorOptions {
   /**
-   * Wake subscriptions in other processes with LISTEN/NOTIFY: every publish sends
-   * `pg_notify` in its own statement, and every subscription holds one extra connection
-   * LISTENing. Default `false` (subscriptions in other processes poll).
+   * Wake subscriptions in other processes with LISTEN/NOTIFY: publishes send `pg_notify`, and every
+   * subscription holds one more connection LISTENing. Default `false` (they poll).
    */
   readonly notify?: boolean;
   /**
-   * With `notify: true`, subscriptions also hear pauses and resumes (`broker.pause`) from other
-   * processes at once instead of at their next poll: one more LISTEN connection per table whose
-   * pauses this driver's subscriptions follow (shared by them). Default `false`.
+   * With `notify: true`, subscriptions also hear pauses and resumes from other processes at once:
+   * one more LISTEN connection per table whose pauses they follow. Default `false`.
    */
   readonly watchControls?: boolean;
-  /**
-   * Takes the server for this version (`"10.23"`, `"15"`) instead of reading it: the version floor
-   * is checked against it. For tests of the floor (the conformance suite's `SERVER_TOO_OLD` test);
-   * leave it unset otherwise.
-   */
+  /** Takes the server for this version (`"10.23"`) instead of reading it, for tests of the version floor. */
   readonly assumeServerVersion?: string;
-  /**
-   * How long any wait for a connection from the pool may last, in milliseconds, before it ends
-   * in a `ConnectionTimeoutError` (code `CONNECTION_TIMEOUT`) instead of waiting for ever.
-   * Default 30,000.
-   */
+  /** How long a wait for a connection from the pool may last before `CONNECTION_TIMEOUT`, in ms. Default 30,000. */
   readonly acquireTimeoutMs?: number;
-  /**
-   * Startup probes to skip, for users who know their setup better (see the README's "Where it
-   * runs"): `"advisoryLock"` (and with it the check that a client keeps its server session),
-   * `"skipLocked"`, `"listen"`. Default: none.
-   */
+  /** Startup probes to skip (`"advisoryLock"`, `"skipLocked"`, `"listen"`; README, "Where it runs"). Default: none. */
   readonly skipProbes?: readonly ProbeName[];
 }
 
@@ -125,11 +108,7 @@ export interface ExecutorDriverMaker {
 /** A PostgreSQL driver on any client (see {@link createPostgresDriverOn}): its `dialect` is `"postgres"`. */
 export interface PostgresExecutorDriver extends Driver {
   readonly dialect: "postgres";
-  /**
-   * The pool the driver runs on (its own with `url`, else yours), typed as the small interface the
-   * driver needs (`query({ text, values })`, `connect()`). For queries of your own, create a
-   * `pg.Pool`, pass it as `{ pool }` and use it directly.
-   */
+  /** The pool the driver runs on (its own with `url`, else yours); for your own queries pass a `pg.Pool` as `{ pool }`. */
   readonly pool: PoolLike;
   /** Pauses and rate counters in `rowclaim_controls` (`src/controls.ts`). */
   readonly controls: ControlStore;
@@ -142,9 +121,7 @@ export interface PostgresExecutorDriver extends Driver {
 }
 
 /**
- * Refuses client-independent options a driver cannot work with (`watchControls` without `notify`,
- * an `acquireTimeoutMs` below 1). A maker runs it before it opens a pool, so that a refused
- * option leaves nothing open.
+ * Refuses client-independent options a driver cannot work with; a maker runs it before it opens a pool.
  *
  * @throws {InvalidArgumentError} naming the option and what it takes.
  */
@@ -162,10 +139,8 @@ export function checkExecutorOptions(options: PostgresExecutorOptions, caller: s
 }
 
 /**
- * Creates a PostgreSQL driver on `pool`, any client's pool shaped like {@link PoolLike}: the
- * claimers, publishers, probes and LISTEN of `@rowclaim/postgres`, without `pg`. `pool` is never
- * ended by the driver; `maker.end` is run last by `close()` (a maker that opened the pool ends it
- * there). `createPostgresDriver()` is this on a `pg.Pool`.
+ * Creates a PostgreSQL driver on `pool`, any client's pool shaped like {@link PoolLike}. The driver
+ * never ends `pool`; `close()` runs `maker.end` last.
  */
 export function createPostgresDriverOn(
   pool: PoolLike,
@@ -175,20 +150,16 @@ export function createPostgresDriverOn(
   checkExecutorOptions(options, maker.caller);
   const notify = options.notify === true;
   const listeners = new Set<WakeListener>();
-  // The pool the driver's statements go through: it learns once whether clients keep their
-  // server session (not behind a transaction pooler) and sends statements unnamed where not.
   const boundedPool = new BoundedPool(pool, acquireTimeoutOf(maker.caller, options.acquireTimeoutMs));
   const probes = new PostgresProbes(boundedPool, options.skipProbes);
   const statementPool = probes.pool;
   const publisher = new Publisher(statementPool, notify ? channelFor : null);
-  // Pauses and rate counters (`src/controls.ts`); with notify and watchControls, pauses are heard at once.
   const controls = new PostgresControlStore(
     boundedPool,
     notify && options.watchControls === true ? boundedPool : undefined,
   );
   const uniquePublisher = new UniquePublisher(statementPool, notify ? channelFor : null);
   let serverVersion: Promise<{ num: number; text: string }> | undefined;
-  // The closed guard and close sequence (core's): after close(), open and publish refuse with CLOSED.
   const lifecycle = new DriverLifecycle("PostgreSQL");
 
   const assumed = options.assumeServerVersion;
@@ -233,33 +204,21 @@ export function createPostgresDriverOn(
       const deadLetterTable =
         table.deadLetter !== undefined && "table" in table.deadLetter ? table.deadLetter.table : undefined;
       if (deadLetterTable !== undefined) {
-        const copied = table.allColumns.filter(
-          (column) => column !== table.columns.id && column !== table.columns.lockedUntil,
-        );
-        await checkColumns(
-          connection,
-          table,
-          copied,
-          `moveToTable settlement (to "${deadLetterTable}")`,
-          deadLetterTable,
-        );
+        const { id, lockedUntil } = table.columns;
+        const copied = table.allColumns.filter((column) => column !== id && column !== lockedUntil);
+        const purpose = `moveToTable settlement (to "${deadLetterTable}")`;
+        await checkColumns(connection, table, copied, purpose, deadLetterTable);
       }
       const settlements = new Settlements(settleStatements(table, table.form));
       const checks: Statement[] = settlements.known(deadLetterTable);
+      const base = { pool: statementPool, table, group, settlements };
       let claimer: Claimer;
       switch (table.form) {
         case "rowLock": {
           const claim = rowLockClaimSql(table, group, types);
           const settleMany = rowLockSettleManySql(table);
           checks.unshift(claim.general, ...present(settleMany.delete, settleMany.markProcessed));
-          claimer = new PostgresRowLockClaimer({
-            pool: statementPool,
-            table,
-            group,
-            claim,
-            settlements,
-            settleMany,
-          });
+          claimer = new PostgresRowLockClaimer({ ...base, claim, settleMany });
           break;
         }
         case "lease": {
@@ -279,12 +238,9 @@ export function createPostgresDriverOn(
                 )),
           );
           claimer = new PostgresLeaseClaimer({
-            pool: statementPool,
-            table,
-            group,
+            ...base,
             claim,
             extend,
-            settlements,
             settleMany,
             claimWithAcks,
             claimWithOneAck,
@@ -300,23 +256,16 @@ export function createPostgresDriverOn(
             candidates.general,
             candidatesHere.general,
             take,
-            ...present(
-              settleAndUnlock.delete,
-              settleAndUnlock.markProcessed,
-              settleAndUnlock.release,
-              settleAndUnlock.moveToGroup,
-            ),
+            ...present(...Object.values(settleAndUnlock)),
           );
+          const { logger } = openOptions;
           claimer = new PostgresAdvisoryClaimer({
-            pool: statementPool,
-            table,
-            group,
+            ...base,
             candidates,
             candidatesHere,
             take,
-            settlements,
             settleAndUnlock,
-            logger: openOptions.logger,
+            logger,
           });
           break;
         }
@@ -363,7 +312,6 @@ export function createPostgresDriverOn(
     detected: () => probes.detected(),
     databaseTime: () => probes.databaseTime(),
     queueStatus: postgresStatusReader(statementPool),
-    // The closed guard, the pool-size check and error normalization around every startup (core's).
     open: (table, openOptions) =>
       lifecycle.open(
         table,
@@ -417,9 +365,4 @@ export function createPostgresDriverOn(
     };
   }
   return driver;
-}
-
-/** The statements that exist (a table without processedAt has no markProcessed statement). */
-function present(...statements: (Statement | null)[]): Statement[] {
-  return statements.filter((stmt): stmt is Statement => stmt !== null);
 }

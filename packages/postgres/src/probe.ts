@@ -1,25 +1,10 @@
 /**
- * Startup probes: what the PostgreSQL driver checks on the live database, rather than trusting
- * the version string, before a form relies on it.
+ * Startup probes (DRIVERS.md, "Start-up probes"), on two connections A and B:
  *
- * - **Session pinning and advisory locks** (`advisoryLock`), on two connections at once:
- *   connection A takes a session advisory lock on a random key, connection B tries the same key,
- *   then A reads its backend again and unlocks. The form's locks hold only when A kept its server
- *   session (same backend before and after), B got another session, and B was refused. Behind
- *   PgBouncer in transaction mode the statements of one client land on whatever server session is
- *   free, so the probe fails there: the advisory form is refused, and the driver stops using
- *   named prepared statements (they live in one server session) and runs its open-time checks in
- *   one transaction.
- * - **Row locks** (`skipLocked`): A locks a row of the subscribed table `FOR UPDATE` in a
- *   transaction; B's `FOR UPDATE SKIP LOCKED` on that row must find nothing. Run on the first row
- *   lock table that has a row; an empty table leaves the probe for the next subscription.
- * - **LISTEN** (`listen`, with `notify: true`): A LISTENs on a random channel and runs a
- *   transaction; B notifies; A must hear it within {@link listenProbeTimeoutMs}. When it does not,
- *   the first `listen` fails (the broker warns once and polls) and later ones listen to nothing:
- *   every subscription of the driver polls.
- *
- * Each probe runs once per driver (results are cached; a probe that could not decide runs
- * again next time) and `createPostgresDriver({ skipProbes })` skips any of them.
+ * - `advisoryLock`: A keeps its backend while B runs, and A's session lock refuses B. Where it
+ *   fails (a transaction pooler) the advisory form is refused, and statements go unnamed.
+ * - `skipLocked`: B's `FOR UPDATE SKIP LOCKED` skips a row A holds (core's `probeRowLocks`).
+ * - `listen`: A, LISTENing, hears B's notification after running a transaction.
  *
  * @module
  */
@@ -64,10 +49,7 @@ function skipLockedSql(table: TableDefinition, skip: boolean): string {
     : `SELECT ${id} AS id FROM ${tableRef(table)} ORDER BY ${id} LIMIT 1 FOR UPDATE SKIP LOCKED`;
 }
 
-/**
- * An error the server answered with (a missing function, an unsupported clause) means "this
- * database does not do it": the probe fails. A lost connection decides nothing: it is thrown.
- */
+/** A server's refusal fails the probe; a lost connection decides nothing and is thrown. */
 function refusedByServer(error: unknown): boolean {
   if (isConnectionLost(error)) throw error;
   return true;
@@ -77,21 +59,12 @@ function randomName(prefix: string): string {
   return `${prefix}${randomBytes(12).toString("hex")}`;
 }
 
-/**
- * Checks out a second client, or `undefined` when the pool gives none in time (a pool of one).
- * Like every client a probe holds, it listens for its connection's errors while held (a session
- * ended by the server between two statements must not become an uncaught `error` event).
- */
+/** Checks out a second client, or `undefined` when the pool gives none in time (a pool of one). */
 function secondClient(pool: PoolLike): Promise<HeldConnection | undefined> {
   return connectionWithin(HeldConnection.acquire(pool), secondConnectionTimeoutMs, (late) => late.release());
 }
 
-/**
- * The probes of one driver and their cached results; the algorithm is core's (`ProbeFindings`).
- * {@link PostgresProbes.pool} is the pool the driver's statements go through: it strips
- * prepared-statement names once the session probe found that a client does not keep its server
- * session (a transaction pooler).
- */
+/** The probes of one driver and their cached results (core's `ProbeFindings`). */
 export class PostgresProbes {
   readonly #raw: PoolLike;
   readonly #findings: ProbeFindings;
@@ -99,7 +72,7 @@ export class PostgresProbes {
   readonly #skipLocked = new DecidedOnce<boolean>();
   readonly #listen = new DecidedOnce<boolean>();
   #listenRefused = false;
-  /** The pool the driver runs its statements on. */
+  /** The pool the driver runs its statements on: unnamed statements where sessions are not kept. */
   readonly pool: PoolLike;
   /** The probes in the order they run. */
   readonly #probes: readonly StartupProbe[] = [
@@ -133,11 +106,7 @@ export class PostgresProbes {
     return this.#findings.detected();
   }
 
-  /**
-   * Whether a client keeps its server session across statements (a direct connection or a
-   * session-mode pooler). Runs the session probe once; `true` when `advisoryLock` is skipped or
-   * the probe cannot decide (a pool of one connection).
-   */
+  /** Whether a client keeps its server session (`true` where `advisoryLock` is skipped or undecided). */
   async sessionPinned(): Promise<boolean> {
     if (this.#findings.skips("advisoryLock")) return true;
     return (await this.#pinned.get(() => this.#probeSession())) ?? true;
@@ -153,11 +122,8 @@ export class PostgresProbes {
   }
 
   /**
-   * Checks that LISTEN survives a transaction on its connection. Resolves `true` where it does;
-   * where it does not, the first call throws (the broker warns once and polls) and later calls
-   * resolve `false` (the driver polls without another warning).
-   *
-   * @throws {UnsafeTopologyError} `PROBE_FAILED` (probe `listen`), the first time it fails.
+   * Whether LISTEN survives a transaction on its connection; where not, the first call throws
+   * (`PROBE_FAILED`, the broker warns and polls) and later ones resolve `false`.
    */
   async checkListen(table: TableDefinition): Promise<boolean> {
     if (this.#findings.skips("listen")) return true;
@@ -172,12 +138,7 @@ export class PostgresProbes {
     return true;
   }
 
-  /**
-   * The database's clock, read with `clock_timestamp()`.
-   *
-   * @throws {ConnectionLostError} the connection was lost (code `CONNECTION_LOST`, which a
-   *   subscription's start-up retries).
-   */
+  /** The database's clock (`clock_timestamp()`); a lost connection throws `CONNECTION_LOST`. */
   async databaseTime(): Promise<Date> {
     try {
       const result = await this.#raw.query({ text: clockSql });
@@ -200,8 +161,7 @@ export class PostgresProbes {
     try {
       b = await secondClient(this.#raw);
       if (b === undefined) return true;
-      // Does A keep its server session while B runs? (Behind a transaction pooler, B is handed
-      // the session A just used, and A may get another one.)
+      // Does A keep its server session while B runs?
       const pid = async (client: HeldConnection): Promise<unknown> =>
         (await client.query({ text: backendSql })).rows[0]?.pid;
       const first = await pid(a);
@@ -224,8 +184,7 @@ export class PostgresProbes {
       this.#findings.record("advisoryLock", excludes);
       return pinned;
     } finally {
-      // Whatever was taken is given back on the client that took it (quietly: on a transaction
-      // pooler the unlock may land on another session).
+      // Whatever was taken is given back, quietly, on the client that took it.
       for (; bHeld > 0 && b !== undefined; bHeld -= 1) {
         await b.query({ text: unlockSql, values: [key] }).catch(() => undefined);
       }
@@ -315,11 +274,7 @@ function unnamedClient(client: PoolClientLike): PoolClientLike {
   });
 }
 
-/**
- * The driver's view of the pool: before its first statement it learns (once) whether clients
- * keep their server sessions, and where they do not, it sends statements unnamed, since a named
- * prepared statement lives in one server session only.
- */
+/** The pool that learns once whether clients keep their sessions, and sends statements unnamed where not. */
 class SessionAwarePool implements PoolLike {
   readonly #raw: PoolLike;
   readonly #pinned: () => Promise<boolean>;

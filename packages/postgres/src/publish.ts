@@ -1,8 +1,6 @@
 /**
- * Publishing: one multi-row `INSERT … RETURNING id` (ids in order), in the caller's own
- * transaction when it passes its client, with `pg_notify` in the same statement when the
- * driver was created with `notify: true`. A client given is checked to be inside a transaction
- * first (it would otherwise autocommit the rows).
+ * Publishing: one multi-row `INSERT … RETURNING id`, in the caller's transaction when it passes
+ * its client (checked to be inside one), with `pg_notify` in the same statement under `notify: true`.
  *
  * @module
  */
@@ -15,7 +13,8 @@ import { beginSql, commitSql, type PublishShape, publishSql, rollbackSql, type S
 
 /** PostgreSQL takes at most 65,535 parameters a statement; larger publishes go in chunks, in one transaction. */
 const MAX_PARAMS = 60_000;
-const MAX_CACHED_SHAPES = 64;
+/** The most statement shapes a publisher keeps (see `StatementCache`). */
+export const MAX_CACHED_SHAPES = 64;
 
 /** Builds and keeps the publish statements of each shape (row count, which optional values are given). */
 export class Publisher {
@@ -149,15 +148,9 @@ function failedTransaction(table: TableDefinition): InvalidArgumentError {
 }
 
 /**
- * Refuses a client that is not inside a transaction: a publish on it would commit its rows at
- * once, whatever the caller's transaction then does. `pg` tracks the status the server reports
- * after every statement, so a client inside a transaction costs nothing; one that reports idle
- * (a released client, a `BEGIN` never sent, or one still queued) is asked once more with
- * `SELECT 1`, queued behind whatever the caller sent, before it is refused. A pool (`pg.Pool`)
- * is never a transaction. A client that does not report its status (an older `pg`, another
- * library) cannot be checked and is taken as it is.
- *
- * @throws {InvalidArgumentError} the client is a pool, or is not in a transaction, or is in a failed one.
+ * Refuses a pool, or a client outside a transaction (its rows would commit at once) or in a failed
+ * one. A client reporting idle is asked once more (`SELECT 1`, queued behind the caller's
+ * statements); one that reports no status (an older `pg`) is taken as it is.
  */
 async function inTransaction(table: TableDefinition, client: QueryableLike): Promise<QueryableLike> {
   if ("totalCount" in client && "idleCount" in client) {

@@ -1,7 +1,5 @@
 /**
- * The PostgreSQL status reader (`driver.queueStatus`, behind core's `readQueueStatus` and
- * `listInWork`): one grouped pass that counts every group (the figures capped here), and the rows
- * in work with the backend pid (or lease expiry) that holds each. Statements: `status-sql.ts`.
+ * The PostgreSQL status reader (`driver.queueStatus`) over the statements of `status-sql.ts`.
  *
  * @module
  */
@@ -17,7 +15,8 @@ import {
 } from "@rowclaim/core/driver";
 import { normalizeError } from "./normalize-error.js";
 import type { QueryableLike } from "./pool-like.js";
-import { inWorkListSql, type StatusStatement, statusCountSql, statusKeyValues } from "./status-sql.js";
+import { advisoryKeyValues } from "./sql.js";
+import { inWorkListSql, type StatusStatement, statusCountSql } from "./status-sql.js";
 
 /** The status reader over `pool`. */
 export function postgresStatusReader(pool: QueryableLike): QueueStatusReader {
@@ -26,7 +25,7 @@ export function postgresStatusReader(pool: QueryableLike): QueueStatusReader {
     stmt: StatusStatement,
     values: Record<string, unknown>,
   ): Promise<Record<string, unknown>[]> => {
-    const all = { ...statusKeyValues(table), ...values };
+    const all = { ...advisoryKeyValues(table), ...values };
     try {
       const result = await pool.query({ text: stmt.text, values: stmt.params.map((name) => all[name]) });
       return result.rows;

@@ -1,12 +1,10 @@
 /**
- * The row lock form: `BEGIN; SELECT … FOR UPDATE SKIP LOCKED` on a connection of the claim's
- * own (sent together, one round trip, on a pipelined client), held with its transaction open
- * while the handlers run; each settlement is a statement inside that transaction (counting the
- * attempt where the row stays; a batch's acks coalesced into one), then `COMMIT`.
+ * The row lock form: `BEGIN; SELECT … FOR UPDATE SKIP LOCKED` (one round trip when pipelined),
+ * the transaction held open while the handlers run, each settlement a statement inside it.
  *
  * @module
  */
-import { InvalidArgumentError, type TableDefinition } from "@rowclaim/core";
+import type { TableDefinition } from "@rowclaim/core";
 import type {
   AckSettlement,
   Acks,
@@ -19,22 +17,23 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
+import { runRowLockTransaction } from "@rowclaim/core/driver";
 import { ArrayParam } from "./array-param.js";
 import { claimedRowOf } from "./claimed-row.js";
-import { HeldConnection } from "./connection.js";
-import { fifoGroupKey, tryFifoGuard } from "./fifo.js";
+import { HeldConnection, type StatementRun } from "./connection.js";
+import { fifoGroupKey } from "./fifo.js";
 import { isClaimConflict, normalizeError } from "./normalize-error.js";
 import type { PoolLike, QueryResultLike } from "./pool-like.js";
-import type { Settlements } from "./settle.js";
+import { noProcessedAt, type Settlements, settlementValues } from "./settle.js";
 import {
   beginSql,
   type ClaimStatement,
   commitSql,
+  fifoTryGuard,
   rollbackSql,
   type SettleManyStatements,
-  type Statement,
 } from "./sql.js";
-import { bodyRunning, rowLockTransaction } from "./transactional.js";
+import { dialectFor, releasedIfUnusable, sessionOf } from "./transactional.js";
 
 /** A row lock batch's token: the connection whose open transaction locked the batch's rows. */
 export interface PostgresRowLockToken extends RowLockToken {
@@ -66,12 +65,11 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
   }
 
   async claim(request: ClaimRequest): Promise<RowLockBatch<PostgresRowLockToken> | null> {
-    const { pool, table } = this.#options;
     let connection: HeldConnection;
     try {
-      connection = await HeldConnection.acquire(pool);
+      connection = await HeldConnection.acquire(this.#options.pool);
     } catch (error) {
-      throw normalizeError(error, { table: table.name, operation: "row lock claim" });
+      throw this.#failed(error, "row lock claim");
     }
     try {
       const { stmt, values } = this.#claimStatement(request);
@@ -84,7 +82,9 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
         );
       } else {
         await connection.text(this.#begin);
-        if (this.#fifoKey !== null && !(await tryFifoGuard(connection, this.#fifoKey))) {
+        const guard =
+          this.#fifoKey === null ? undefined : await connection.run(fifoTryGuard, { key: this.#fifoKey });
+        if (guard !== undefined && guard.rows[0]?.locked !== true) {
           await this.#end(connection, rollbackSql);
           return null;
         }
@@ -97,15 +97,8 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
   }
 
   /**
-   * A batch's end and the next claim on its connection (see core's `RowLockClaimer`): on a
-   * pipelined client the acks, `COMMIT`, `BEGIN` and the claim go in one write, and the server
-   * answers them in order. An ack that fails leaves the transaction aborted, which the `COMMIT`
-   * then ends with a rollback (nothing committed); the claim's `BEGIN` starts afresh after it,
-   * so the claim does not depend on the batch's fate. A `COMMIT` that fails ends the session
-   * (the connection is destroyed, and with it the claim's transaction, if it began): the claim
-   * reports that error and the broker claims again. Without pipelining (or on a FIFO table,
-   * whose claim takes its guard first), the batch ends as `endBatch` ends it and the claim
-   * runs as `claim` does.
+   * A batch's end and the next claim (DRIVERS.md, "Row lock"): acks, `COMMIT`, `BEGIN` and the
+   * claim in one write where pipelined; a failed `COMMIT` destroys the connection.
    */
   async endBatchWithClaim(
     token: PostgresRowLockToken,
@@ -114,10 +107,9 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
   ): Promise<BatchEnd<PostgresRowLockToken>> {
     const { connection } = token;
     const { rows, settlement } = acks;
-    const ack = this.#ackStatementOrNull(rows, settlement);
+    const ack = this.#ackStatement(rows, settlement);
     if (this.#fifoKey !== null || !connection.pipelined || connection.released || ack === null) {
-      // One after the other (also when no statement can ack these rows: `endBatch` then rolls
-      // the batch back and says why).
+      // One after the other (also when no statement can ack these rows: `endBatch` says why).
       const ended = await this.endBatch(token, acks).then(
         () => undefined,
         (error: unknown) => ({ error }),
@@ -125,7 +117,6 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       const claimed = await this.claim(request).catch((error: unknown) => ({ error }));
       return { ended, claimed };
     }
-    const { table } = this.#options;
     const { stmt, values } = this.#claimStatement(request);
     const [acked, committed, begun, selected] = await Promise.allSettled(
       connection.together(
@@ -139,14 +130,12 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       ),
     );
     if (committed.status === "rejected") {
-      const reason =
-        committed.reason instanceof Error ? committed.reason : new Error(String(committed.reason));
-      connection.markBroken(reason);
+      connection.markBroken(committed.reason);
       connection.release();
       const error =
         acked.status === "rejected"
           ? this.#ackError(acked.reason, settlement)
-          : normalizeError(committed.reason, { table: table.name, operation: "row lock commit" });
+          : this.#failed(committed.reason, "row lock commit");
       return { ended: { error }, claimed: { error } };
     }
     const ended =
@@ -187,31 +176,18 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       connection.release();
     }
     if (isClaimConflict(error)) return null;
-    throw normalizeError(error, {
-      table: this.#options.table.name,
-      operation: "row lock claim",
-    });
+    throw this.#failed(error, "row lock claim");
   }
 
   async settle(token: PostgresRowLockToken, row: ClaimedRow, settlement: Settlement): Promise<void> {
     try {
       await this.#options.settlements.apply(token.connection, row.id, settlement);
     } catch (error) {
-      throw normalizeError(error, {
-        table: this.#options.table.name,
-        operation: `row lock ${settlement.kind} settlement`,
-      });
+      throw this.#failed(error, `row lock ${settlement.kind} settlement`);
     }
   }
 
-  /**
-   * A batch's end: its acks as one statement inside the transaction (as {@link
-   * PostgresRowLockClaimer.settle} would settle each row: `delete` removes them, `markProcessed`
-   * writes the time and counts the attempt), then `COMMIT`, sent together on a pipelined client
-   * (one round trip). Should the ack statement fail, the server answers the `COMMIT` with a
-   * rollback: nothing is committed, the connection goes back to the pool, and the ack's error is
-   * thrown. Without pipelining the two run one after the other.
-   */
+  /** A batch's end: its acks as one statement, then `COMMIT`, together where pipelined (DRIVERS.md, "Row lock"). */
   async endBatch(token: PostgresRowLockToken, acks?: Acks<ClaimedRow>): Promise<void> {
     const { connection } = token;
     if (acks === undefined || acks.rows.length === 0) {
@@ -219,12 +195,11 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       return;
     }
     const { rows, settlement } = acks;
-    const ack = this.#ackStatementOrNull(rows, settlement);
+    const ack = this.#ackStatement(rows, settlement);
     if (!connection.pipelined || ack === null) {
       try {
-        // No statement can ack these rows: `#ackStatement` throws why.
-        const { stmt, values } = ack ?? this.#ackStatement(rows, settlement);
-        await connection.run(stmt, values).catch((error: unknown) => {
+        if (ack === null) throw noProcessedAt(this.#options.table);
+        await connection.run(ack.stmt, ack.values).catch((error: unknown) => {
           throw this.#ackError(error, settlement);
         });
       } catch (error) {
@@ -238,103 +213,53 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     const [settled, committed] = await Promise.allSettled(
       connection.together(() => [connection.run(stmt, values), connection.text(commitSql)] as const),
     );
-    if (committed.status === "rejected")
-      connection.markBroken(
-        committed.reason instanceof Error ? committed.reason : new Error(String(committed.reason)),
-      );
+    if (committed.status === "rejected") connection.markBroken(committed.reason);
     connection.release();
     if (settled.status === "rejected") throw this.#ackError(settled.reason, settlement);
-    if (committed.status === "rejected") {
-      throw normalizeError(committed.reason, {
-        table: this.#options.table.name,
-        operation: "row lock commit",
-      });
-    }
+    if (committed.status === "rejected") throw this.#failed(committed.reason, "row lock commit");
   }
 
   async release(token: PostgresRowLockToken): Promise<void> {
     const { connection } = token;
-    if (connection.released) return;
-    // A transactional body still running on it: end the session, so its next statement fails.
-    if (bodyRunning(connection))
-      connection.markBroken(new Error("rowclaim: given up during a transactional body"));
-    if (connection.broken !== undefined) {
-      connection.release();
-      return;
-    }
+    if (releasedIfUnusable(connection)) return;
     await this.#end(connection, rollbackSql);
   }
 
   /** Transactional handlers: the body and its settlement behind a savepoint (`src/transactional.ts`). */
   transaction(token: PostgresRowLockToken, row: ClaimedRow, work: TransactionWork): Promise<void> {
     const { settlements, table } = this.#options;
-    return rowLockTransaction(token.connection, settlements, table, row.id, work);
+    return runRowLockTransaction(sessionOf(token.connection), dialectFor(settlements, table, row.id), work);
   }
 
   async close(): Promise<void> {}
 
   /**
-   * The statement that acks `rows`, and its values. One row goes as the single settlement
-   * (`id = $id`): PostgreSQL keeps one generic plan for it after a few runs. More go as the
-   * coalesced statement (`id = ANY($ids)`), which PostgreSQL plans anew on every run (the
-   * generic plan's estimate of an array of unknown length costs more than a fresh plan for the
-   * given one), about 40 µs of server CPU a statement on the benchmark machine: worth it for a
-   * batch, not for the single row of the default batch of one.
+   * The statement that acks `rows` and its values, `null` where the table cannot take it. One row
+   * goes as the single settlement, which PostgreSQL plans once; more as `id = ANY($ids)`, planned each run.
    */
-  #ackStatement(
-    rows: readonly ClaimedRow[],
-    settlement: AckSettlement,
-  ): { readonly stmt: Statement; readonly values: Record<string, unknown> } {
-    const { table, settleMany, settlements } = this.#options;
+  #ackStatement(rows: readonly ClaimedRow[], settlement: AckSettlement): StatementRun | null {
+    const { settleMany, settlements } = this.#options;
     const one = rows.length === 1 ? rows[0] : undefined;
-    const single =
-      settlement.kind === "delete" ? settlements.statements.delete : settlements.statements.markProcessed;
-    const many = settlement.kind === "delete" ? settleMany.delete : settleMany.markProcessed;
-    const stmt = one === undefined ? many : single;
-    if (stmt === null) {
-      throw new InvalidArgumentError(
-        `Table "${table.name}" (row lock form): a markProcessed settlement needs a processedAt column; the table describes none.`,
-        { table: table.name },
-      );
-    }
-    const at = settlement.kind === "markProcessed" ? { at: settlement.at } : {};
-    return {
-      stmt,
-      values:
-        one === undefined ? { ids: new ArrayParam(rows.map((row) => row.id)), ...at } : { id: one.id, ...at },
-    };
-  }
-
-  /** {@link PostgresRowLockClaimer.#ackStatement}, or `null` where the table cannot take the ack (its caller then reports why). */
-  #ackStatementOrNull(
-    rows: readonly ClaimedRow[],
-    settlement: AckSettlement,
-  ): { readonly stmt: Statement; readonly values: Record<string, unknown> } | null {
-    try {
-      return this.#ackStatement(rows, settlement);
-    } catch {
-      return null;
-    }
+    const stmt = one === undefined ? settleMany[settlement.kind] : settlements.statements[settlement.kind];
+    if (stmt === null) return null;
+    const ids = one === undefined ? { ids: new ArrayParam(rows.map((row) => row.id)) } : { id: one.id };
+    return { stmt, values: { ...ids, ...settlementValues(settlement) } };
   }
 
   /** An ack statement's error, normalized. */
   #ackError(error: unknown, settlement: AckSettlement): unknown {
-    return normalizeError(error, {
-      table: this.#options.table.name,
-      operation: `row lock coalesced ${settlement.kind} settlement`,
-    });
+    return this.#failed(error, `row lock coalesced ${settlement.kind} settlement`);
+  }
+
+  /** `error` normalized, naming the table and `operation`. */
+  #failed(error: unknown, operation: string): unknown {
+    return normalizeError(error, { table: this.#options.table.name, operation });
   }
 
   /** A claim's statement (by its limit) and values. */
-  #claimStatement(request: ClaimRequest): {
-    readonly stmt: Statement;
-    readonly values: Record<string, unknown>;
-  } {
+  #claimStatement(request: ClaimRequest): StatementRun {
     const { group, claim } = this.#options;
-    return {
-      stmt: claim.forLimit(request.limit),
-      values: { now: request.now, group, limit: request.limit },
-    };
+    return { stmt: claim.forLimit(request.limit), values: { now: request.now, group, limit: request.limit } };
   }
 
   /** Ends the transaction and releases the connection (destroying it if it broke). */
@@ -342,11 +267,8 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
     try {
       await connection.text(sql);
     } catch (error) {
-      connection.markBroken(error instanceof Error ? error : new Error(String(error)));
-      throw normalizeError(error, {
-        table: this.#options.table.name,
-        operation: sql === commitSql ? "row lock commit" : "row lock rollback",
-      });
+      connection.markBroken(error);
+      throw this.#failed(error, sql === commitSql ? "row lock commit" : "row lock rollback");
     } finally {
       connection.release();
     }

@@ -1,7 +1,6 @@
 /**
- * The PostgreSQL schedule ledger (core's `ScheduleLedger`): a tick's ledger row and its queue
- * row go in one transaction on one connection; a second process's insert of the same tick
- * waits for the first to commit, then inserts nothing, so it publishes nothing.
+ * The PostgreSQL schedule ledger: a tick's ledger row and its queue row in one transaction; a
+ * second insert of the tick waits for the first to commit, then inserts and publishes nothing.
  *
  * @module
  */

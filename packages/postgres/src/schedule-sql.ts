@@ -1,8 +1,6 @@
 /**
- * The SQL of the PostgreSQL schedule ledger (`rowclaim_schedule_ticks`, see `@rowclaim/core`'s
- * `schedule-ledger.ts`): its `CREATE TABLE`, the tick's insert-or-ignore (`ON CONFLICT DO
- * NOTHING`), and the reads and prune. Every identifier is quoted with {@link quoteIdent}; values
- * travel as `$n` parameters.
+ * The SQL of the schedule ledger (`rowclaim_schedule_ticks`): its schema, the tick's
+ * insert-or-ignore, the reads and the prune.
  *
  * @module
  */

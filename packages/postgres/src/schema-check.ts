@@ -1,8 +1,6 @@
 /**
- * Startup checks of a subscription: the table and every described column exist (respecting the
- * table's schema, or the search_path), the dead-letter table too, and every statement the
- * claimer will run prepares against them. A failure is a `SchemaError` naming the table, the
- * column and the statement.
+ * Startup checks of a subscription: the table, its columns and the dead-letter table exist, and
+ * every statement the claimer will run prepares; else a `SchemaError` naming what is missing.
  *
  * @module
  */
@@ -19,10 +17,7 @@ import {
   tableRef,
 } from "./sql.js";
 
-/**
- * Refuses names PostgreSQL cannot hold at all (a NUL character), before any SQL is sent. Every
- * other name, quotes and spaces included, is quoted and works.
- */
+/** Refuses names PostgreSQL cannot hold (a NUL character) before any SQL is sent; any other name is quoted. */
 export function assertNamesUsable(table: TableDefinition): void {
   const names = [table.name, ...(table.schema === undefined ? [] : [table.schema]), ...table.allColumns];
   if (table.deadLetter !== undefined && "table" in table.deadLetter) names.push(table.deadLetter.table);
@@ -34,17 +29,6 @@ export function assertNamesUsable(table: TableDefinition): void {
       );
     }
   }
-}
-
-/** Reads the columns of `name` (in the table's schema) and their types; `null` when the table does not exist. */
-export async function readColumnTypes(
-  connection: HeldConnection,
-  table: TableDefinition,
-  name: string = table.name,
-): Promise<Map<string, string> | null> {
-  const result = await connection.client.query({ text: tableColumnsSql, values: [tableRef(table, name)] });
-  if (result.rows.length === 0) return null;
-  return new Map(result.rows.map((row) => [String(row.name), String(row.type)]));
 }
 
 /**
@@ -59,10 +43,10 @@ export async function checkColumns(
   statement: string,
   name: string = table.name,
 ): Promise<ColumnTypes> {
-  const types = await readColumnTypes(connection, table, name);
+  const result = await connection.client.query({ text: tableColumnsSql, values: [tableRef(table, name)] });
   const where = table.schema === undefined ? "the connection's search_path" : `schema "${table.schema}"`;
   const form = formLabels[table.form];
-  if (types === null) {
+  if (result.rows.length === 0) {
     const dotted =
       table.schema === undefined && name.includes(".")
         ? ` (a name is one identifier: name the schema with \`schema\`, not "${name}")`
@@ -72,6 +56,7 @@ export async function checkColumns(
       { table: name, statement },
     );
   }
+  const types = new Map(result.rows.map((row) => [String(row.name), String(row.type)]));
   for (const column of required) {
     if (!types.has(column)) {
       throw new SchemaError(
@@ -84,11 +69,9 @@ export async function checkColumns(
 }
 
 /**
- * Prepares each statement (`PREPARE`, then `DEALLOCATE`) to check it against the schema
- * without running it.
+ * Prepares each statement (`PREPARE`, then `DEALLOCATE`) to check it against the schema.
  *
- * @throws {SchemaError} naming the table, the column the server names and the statement; a lost
- *   connection is thrown as the client's own error (the driver reports it as `CONNECTION_LOST`).
+ * @throws {SchemaError} naming the table, the column and the statement (a lost connection is rethrown).
  */
 export async function checkStatements(
   connection: HeldConnection,
@@ -100,8 +83,7 @@ export async function checkStatements(
     try {
       await connection.text(prepareCheckSql(name, stmt.text));
     } catch (error) {
-      // A connection lost while preparing says nothing about the schema: it is passed on, for
-      // the driver to report as CONNECTION_LOST (which a supervisor retries; SCHEMA it does not).
+      // A lost connection says nothing about the schema: reported as CONNECTION_LOST, which is retried.
       if (isConnectionLost(error)) throw error;
       const message = error instanceof Error ? error.message : String(error);
       throw new SchemaError(

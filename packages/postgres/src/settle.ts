@@ -4,11 +4,38 @@
  *
  * @module
  */
-import type { RowId } from "@rowclaim/core";
-import type { Settlement } from "@rowclaim/core/driver";
+import { InvalidArgumentError, type RowId, type TableDefinition } from "@rowclaim/core";
+import { formLabels, type Settlement } from "@rowclaim/core/driver";
 import { execute } from "./connection.js";
 import type { QueryableLike } from "./pool-like.js";
 import type { SettleStatements, Statement } from "./sql.js";
+
+/** The statements that exist (a table without processedAt has no markProcessed statement). */
+export function present(...statements: (Statement | null)[]): Statement[] {
+  return statements.filter((stmt): stmt is Statement => stmt !== null);
+}
+
+/** A settlement's own parameter values (`$at`, `$runAt` or `$group`). */
+export function settlementValues(settlement: Settlement): Record<string, unknown> {
+  switch (settlement.kind) {
+    case "markProcessed":
+      return { at: settlement.at };
+    case "release":
+      return { runAt: settlement.runAt };
+    case "moveToGroup":
+      return { group: settlement.group };
+    default:
+      return {};
+  }
+}
+
+/** The refusal of a markProcessed ack on a table without a processedAt column. */
+export function noProcessedAt(table: TableDefinition): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `Table "${table.name}" (${formLabels[table.form]} form): a markProcessed settlement needs a processedAt column; the table describes none.`,
+    { table: table.name },
+  );
+}
 
 /** The settlement statements of one claimer, with the moves it built so far. */
 export class Settlements {
@@ -22,7 +49,7 @@ export class Settlements {
   /** Every statement known now, for the startup check. */
   known(deadLetterTable: string | undefined): Statement[] {
     const { delete: del, markProcessed, release, moveToGroup } = this.statements;
-    const all = [del, markProcessed, release, moveToGroup].filter((stmt): stmt is Statement => stmt !== null);
+    const all = present(del, markProcessed, release, moveToGroup);
     if (deadLetterTable !== undefined) all.push(this.moveTo(deadLetterTable));
     return all;
   }
@@ -38,9 +65,8 @@ export class Settlements {
   }
 
   /**
-   * Runs the settlement of row `id` on `queryable`. `token` is the lease expiry the row must
-   * still hold (lease form). Returns the number of rows changed, or `null` when the settlement
-   * needs no statement (a release on a row lock table without attempt or runAt columns).
+   * Runs the settlement of row `id` on `queryable`; `token` is the lease expiry the row must hold.
+   * Returns the rows changed, or `null` when the settlement needs no statement.
    */
   async apply(
     queryable: QueryableLike,
@@ -48,30 +74,10 @@ export class Settlements {
     settlement: Settlement,
     token?: Date,
   ): Promise<number | null> {
-    let stmt: Statement | null;
-    const values: Record<string, unknown> = { id, token };
-    switch (settlement.kind) {
-      case "delete":
-        stmt = this.statements.delete;
-        break;
-      case "markProcessed":
-        stmt = this.statements.markProcessed;
-        values.at = settlement.at;
-        break;
-      case "release":
-        stmt = this.statements.release;
-        values.runAt = settlement.runAt;
-        break;
-      case "moveToGroup":
-        stmt = this.statements.moveToGroup;
-        values.group = settlement.group;
-        break;
-      case "moveToTable":
-        stmt = this.moveTo(settlement.table);
-        break;
-    }
+    const stmt =
+      settlement.kind === "moveToTable" ? this.moveTo(settlement.table) : this.statements[settlement.kind];
     if (stmt === null) return null;
-    const result = await execute(queryable, stmt, values);
+    const result = await execute(queryable, stmt, { id, token, ...settlementValues(settlement) });
     return result.rowCount ?? 0;
   }
 }

@@ -1,14 +1,8 @@
 /**
- * Every SQL text the PostgreSQL driver sends, and the quoting of identifiers. Statements are
- * built here once per subscription (when the claimer opens) from the table's definition: every
- * identifier goes through {@link quoteIdent}, every value travels as a named parameter.
- *
- * Published as `@rowclaim/postgres/sql`, for tools and for drivers on another PostgreSQL client
- * (postgres.js, PGlite, …): the statement builders ({@link leaseClaimSql}, {@link rowLockClaimSql},
- * {@link advisoryCandidatesSql}, {@link settleStatements}, {@link publishSql}, {@link schemaSql}, …),
- * {@link statementValues} to turn a {@link Statement}'s named parameters into positional values,
- * and the quoting ({@link quoteIdent}, {@link tableRef}). It imports nothing of `pg`. Its exports
- * follow the driver's version, but are not yet a stable contract: pin the version you build on.
+ * `@rowclaim/postgres/sql`: every SQL text the PostgreSQL driver sends, built once per
+ * subscription from the table's definition (identifiers through {@link quoteIdent}, values as
+ * named parameters, {@link statementValues} puts them in `$n` order). It imports nothing of `pg`;
+ * its exports follow the driver's version but are not yet a stable contract: pin the version.
  *
  * @module
  */
@@ -33,10 +27,7 @@ export type ColumnTypes = ReadonlyMap<string, string>;
 /** The alias under which a json payload is also selected as text, for `decodePayload`. */
 export const PAYLOAD_TEXT_ALIAS = "rowclaim$payload_text";
 
-/**
- * One statement: its text, the names of its parameters in `$n` order, a prepared-statement
- * name derived from the text, and what it is for (named in `SchemaError`s).
- */
+/** One statement: its text, its parameter names in `$n` order, a name hashed from the text, its purpose. */
 export interface Statement {
   readonly purpose: string;
   readonly name: string;
@@ -67,16 +58,8 @@ export function statement(purpose: string, build: (params: ParamSlots) => string
 }
 
 /**
- * Claims of up to this many rows carry their limit in the statement's text, one prepared
- * statement per limit. With the limit a parameter, PostgreSQL plans the claim anew on every
- * execution: its generic plan is costed for a tenth of the table, so it never beats a custom
- * plan, and on a busy queue that planning costs the server more than the claim itself (measured
- * here: a one-row lease claim 0.07 ms to run, 0.15 to 0.35 ms to plan). With a literal limit the
- * server keeps one plan per limit after five runs. Larger claims take the limit as a parameter:
- * their planning is shared by as many rows, and the prepared statements a connection keeps stay
- * bounded (at most this many per claim statement). The row lock and lease claims and the advisory
- * candidates statement take it (the latter also reads `$now` through a scalar subquery, see
- * {@link advisoryCandidatesSql}).
+ * Claims of up to this many rows carry their limit as a literal, one prepared statement per limit,
+ * so PostgreSQL keeps a plan for each; larger claims take it as a parameter (DRIVERS.md, "Claim ahead").
  */
 export const LITERAL_LIMIT_MAX = 32;
 
@@ -88,11 +71,8 @@ export interface ClaimStatement {
   forLimit(limit: number): Statement;
 }
 
-/**
- * Where a claim's text holds a row count derived from the claim's limit: the parameter `name`
- * in the general text, the literal `rows(limit)` in a text for one limit.
- */
-type LimitSlot = (name: string, rows: (limit: number) => number) => string;
+/** A row count derived from the limit: the parameter `name` in the general text, else the literal `rows(limit)`. */
+type LimitSlot = (name: string, rows?: (limit: number) => number) => string;
 
 function claimStatement(
   purpose: string,
@@ -113,15 +93,15 @@ function claimStatement(
       if (!Number.isInteger(limit) || limit < 1 || limit > LITERAL_LIMIT_MAX) return general;
       let stmt = byLimit.get(limit);
       if (stmt === undefined) {
-        stmt = statement(purpose, (p) => build(p, (_name, rows) => String(rows(limit))));
+        stmt = statement(purpose, (p) =>
+          build(p, (_name, rows) => String(rows === undefined ? limit : rows(limit))),
+        );
         byLimit.set(limit, stmt);
       }
       return stmt;
     },
   });
 }
-
-const sameLimit = (limit: number): number => limit;
 
 /** Puts a statement's named values in `$n` order. */
 export function statementValues(stmt: Statement, values: StatementValues): unknown[] {
@@ -132,23 +112,12 @@ export function statementValues(stmt: Statement, values: StatementValues): unkno
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Fragments
-
 /** `alias."column"`, quoted. */
 export function col(alias: string, column: string): string {
   return `${alias}.${quoteIdent(column)}`;
 }
 
-function isJsonType(type: string | undefined): boolean {
-  return type === "json" || type === "jsonb";
-}
-
-/**
- * Every described column under its own name, except `omit` (columns whose value the caller
- * already knows, such as the expiry a lease claim writes). A json payload comes once, as text
- * under {@link PAYLOAD_TEXT_ALIAS}: `decodePayload` parses it, and `pg` does not parse it first.
- */
+/** Every described column but `omit`; a json payload once, as text under {@link PAYLOAD_TEXT_ALIAS} (`pg` does not parse it). */
 function selectList(
   table: TableDefinition,
   types: ColumnTypes,
@@ -156,7 +125,7 @@ function selectList(
   omit: readonly string[] = [],
 ): string {
   const payload = table.columns.payload;
-  const payloadAsText = table.payloadType === "json" && isJsonType(types.get(payload));
+  const payloadAsText = table.payloadType === "json" && ["json", "jsonb"].includes(types.get(payload) ?? "");
   const items: string[] = [];
   for (const column of table.allColumns) {
     if (omit.includes(column)) continue;
@@ -169,29 +138,18 @@ function selectList(
   return items.join(", ");
 }
 
-/** `group = $group` (or `IS NULL`); empty on a table without a group column. */
-function groupCondition(
-  table: TableDefinition,
-  group: string | null,
-  alias: string,
-  params: ParamSlots,
-): string[] {
-  const column = table.columns.group;
-  if (column === undefined) return [];
-  return [
-    group === null ? `${col(alias, column)} IS NULL` : `${col(alias, column)} = ${params.ref("group")}`,
-  ];
+/** Unfinished, and in the group (`= $group`, or `IS NULL`) where the table has a group column. */
+function openInGroup(table: TableDefinition, group: string | null, alias: string, p: ParamSlots): string[] {
+  const { processedAt, group: column } = table.columns;
+  const conditions = processedAt === undefined ? [] : [`${col(alias, processedAt)} IS NULL`];
+  if (column !== undefined)
+    conditions.push(
+      group === null ? `${col(alias, column)} IS NULL` : `${col(alias, column)} = ${p.ref("group")}`,
+    );
+  return conditions;
 }
 
-function unfinishedCondition(table: TableDefinition, alias: string): string[] {
-  const column = table.columns.processedAt;
-  return column === undefined ? [] : [`${col(alias, column)} IS NULL`];
-}
-
-/**
- * The claimable-row condition: unfinished, in the group, due, and (lease) unlocked.
- * `nowExpression` is how the condition reads the claim's time (default: the `now` parameter).
- */
+/** Unfinished, in the group, due and (lease) unlocked; `nowExpression` reads the claim's time (default `$now`). */
 function claimable(
   table: TableDefinition,
   group: string | null,
@@ -199,7 +157,7 @@ function claimable(
   params: ParamSlots,
   nowExpression?: string,
 ): string {
-  const conditions = [...unfinishedCondition(table, alias), ...groupCondition(table, group, alias, params)];
+  const conditions = openInGroup(table, group, alias, params);
   const { runAt, lockedUntil } = table.columns;
   // Referenced only where a condition reads it: a parameter the text never uses has no type.
   const now = runAt === undefined && lockedUntil === undefined ? "" : (nowExpression ?? params.ref("now"));
@@ -212,11 +170,8 @@ function claimable(
 }
 
 /**
- * Claim order: priority, then runAt with NULLs first, then id. Every statement that orders by
- * it filters on one group, so the group column leads as well: that changes no order, and it lets
- * the planner read the claim-order index `(group, priority, runAt, id)` in order also for
- * `group IS NULL`, which PostgreSQL does not treat as an equality for ordering (without it, a claim
- * sorts every due row).
+ * Claim order, led by the group column (every caller filters on one group: no order changes, and
+ * the claim-order index is read in order also for `group IS NULL`, which is no equality to the planner).
  */
 function claimOrder(table: TableDefinition, alias: string): string {
   const { priority, runAt, id, group } = table.columns;
@@ -228,15 +183,9 @@ function claimOrder(table: TableDefinition, alias: string): string {
   return items.join(", ");
 }
 
-/**
- * FIFO: the row is the head of its group, the first unfinished row in claim order (due or not:
- * a head that is not due yet holds the rest of the group back).
- */
+/** FIFO: the row is its group's head, the first unfinished row in claim order, due or not. */
 function fifoHead(table: TableDefinition, group: string | null, alias: string, params: ParamSlots): string {
-  const conditions = [
-    ...unfinishedCondition(table, "rc_head"),
-    ...groupCondition(table, group, "rc_head", params),
-  ];
+  const conditions = openInGroup(table, group, "rc_head", params);
   const where = conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`;
   return `${col(alias, table.columns.id)} = (SELECT ${col("rc_head", table.columns.id)} FROM ${tableRef(table)} AS rc_head${where} ORDER BY ${claimOrder(table, "rc_head")} LIMIT 1)`;
 }
@@ -270,9 +219,6 @@ export function deallocateSql(name: string): string {
   return `DEALLOCATE ${quoteIdent(name)}`;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Advisory locks (the advisory form and the FIFO guard)
-
 /** Tries a session advisory lock on the key's 64-bit hash, never waiting. */
 export const tryAdvisoryLock = statement(
   "advisory lock",
@@ -297,14 +243,7 @@ export const fifoWaitGuard = statement(
   (p) => `SELECT pg_advisory_xact_lock(hashtextextended(${p.ref("key")}::text, 0)) AS locked`,
 );
 
-// ---------------------------------------------------------------------------------------------
-// Claims
-
-/**
- * Row lock claim: locks up to `$limit` due rows in claim order, skipping rows other claims hold.
- * A FIFO claim (under its group guard) takes the group's head only, if it is due, and waits for
- * its lock rather than skip it.
- */
+/** Row lock claim: locks up to `$limit` due rows, skipping locked ones (FIFO: the due head, waiting for its lock). */
 export function rowLockClaimSql(
   table: TableDefinition,
   group: string | null,
@@ -313,18 +252,15 @@ export function rowLockClaimSql(
   return claimStatement("row lock claim", (p, limitSlot) => {
     let where = claimable(table, group, "rc_src", p);
     if (table.fifo) where += ` AND ${fifoHead(table, group, "rc_src", p)}`;
-    const limit = table.fifo ? "1" : limitSlot("limit", sameLimit);
+    const limit = table.fifo ? "1" : limitSlot("limit");
     const lock = table.fifo ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED";
     return `SELECT ${selectList(table, types, "rc_src")} FROM ${tableRef(table)} AS rc_src WHERE ${where} ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limit} ${lock}`;
   });
 }
 
 /**
- * Lease claim, one statement: a CTE locks the due rows in claim order (skipping rows other
- * claims hold), and the UPDATE writes `$expiry` and counts the attempt on the rows it found
- * (through the primary key), returning them (without lockedUntil: the claim knows it holds
- * `$expiry`). A FIFO claim takes the head only, and nothing while a row of the group holds a
- * lease that has not run out.
+ * Lease claim, one statement: a CTE locks due rows, the UPDATE writes `$expiry` and counts the
+ * attempt, returning them without lockedUntil. FIFO: the head only, none while a lease of the group runs.
  */
 export function leaseClaimSql(
   table: TableDefinition,
@@ -336,15 +272,11 @@ export function leaseClaimSql(
     const until = lockedUntil as string;
     let where = claimable(table, group, "rc_src", p);
     if (table.fifo) {
-      const busy = [
-        ...unfinishedCondition(table, "rc_busy"),
-        ...groupCondition(table, group, "rc_busy", p),
-        `${col("rc_busy", until)} > ${p.ref("now")}`,
-      ];
+      const busy = [...openInGroup(table, group, "rc_busy", p), `${col("rc_busy", until)} > ${p.ref("now")}`];
       where += ` AND ${fifoHead(table, group, "rc_src", p)}`;
       where += ` AND NOT EXISTS (SELECT 1 FROM ${tableRef(table)} AS rc_busy WHERE ${busy.join(" AND ")})`;
     }
-    const limit = table.fifo ? "1" : limitSlot("limit", sameLimit);
+    const limit = table.fifo ? "1" : limitSlot("limit");
     const lock = table.fifo ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED";
     return (
       `WITH rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
@@ -355,11 +287,7 @@ export function leaseClaimSql(
   });
 }
 
-/**
- * The rows a lease claim's `rc_pick` locked, as `rc_row`: found one by one through the primary
- * key. Joined to `rc_pick` instead, a claim of hundreds of rows is planned as a hash join over
- * the whole table.
- */
+/** The rows `rc_pick` locked, as `rc_row`, found through the primary key (DRIVERS.md, "Claim ahead"). */
 function pickedRows(table: TableDefinition): string {
   return `${col("rc_row", table.columns.id)} = ANY(ARRAY(SELECT rc_pick.rc_id FROM rc_pick))`;
 }
@@ -373,19 +301,10 @@ function leaseClaimSets(table: TableDefinition, p: ParamSlots): string {
   return sets.join(", ");
 }
 
-/**
- * How a lease ack statement takes its held rows: `"many"`, as `$ids[i]`, `$tokens[i]` pairs; `"one"`,
- * as the scalars `$id` and `$token`. PostgreSQL costs an array parameter's `unnest` by a guess
- * that makes it plan the statement anew on every run (custom plans only); with scalars it keeps
- * one plan, so a claim carrying a single ack (one worker's usual turn) costs no planning.
- */
+/** How a lease ack statement takes its rows: `"many"`, `$ids[i]`/`$tokens[i]` pairs; `"one"`, scalars `$id`/`$token` (planned once). */
 export type LeaseAcks = "many" | "one";
 
-/**
- * A lease ack's change: each held row (joined on the id, so each row is found through the
- * primary key, see {@link LeaseAcks}) that still holds its own token, deleted, or, given
- * `processedAt`, marked processed at `$at` with lockedUntil cleared; the rows as `rc_done`.
- */
+/** A lease ack: each held row still holding its token deleted, or marked processed at `$at` (lock cleared), as `rc_done`. */
 function leaseAckChange(
   table: TableDefinition,
   types: ColumnTypes,
@@ -426,14 +345,9 @@ export interface LeaseClaimWithAcksStatements {
 }
 
 /**
- * Lease acks and the next claim in one statement (one implicit transaction, one commit): a CTE
- * settles each held row (`$ids[i]`, `$tokens[i]` pairs, or `$id` and `$token` for `acks` `"one"`,
- * see {@link LeaseAcks}) that still holds its own token, as
- * {@link leaseSettleManySql} does, and the claim of {@link leaseClaimSql} takes up to `$limit`
- * due rows other than the held ones. The first row comes back with {@link LEASE_ACKED_ALIAS}:
- * an empty array where every ack settled, else the ids the acks settled (NULL for none); the
- * other rows with NULL there. Where the claim took none, one row whose columns are NULL but that
- * one. Not for FIFO tables, whose claim takes its guard in a transaction first.
+ * Lease acks (as {@link leaseSettleManySql}) and the next claim (as {@link leaseClaimSql}, acked rows
+ * excluded) in one statement. The first row carries {@link LEASE_ACKED_ALIAS}: `{}` where every ack
+ * settled, else the settled ids; no row claimed gives one all-NULL row. Not for FIFO tables.
  */
 export function leaseClaimWithAcksSql(
   table: TableDefinition,
@@ -456,12 +370,10 @@ export function leaseClaimWithAcksSql(
         return (
           `WITH rc_acked AS (${change} RETURNING ${col("rc_done", id)} AS rc_id), ` +
           `rc_pick AS (SELECT ${col("rc_src", id)} AS rc_id FROM ${tableRef(table)} AS rc_src WHERE ${where} ` +
-          `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limitSlot("limit", sameLimit)} FOR UPDATE SKIP LOCKED), ` +
+          `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limitSlot("limit")} FOR UPDATE SKIP LOCKED), ` +
           `rc_claimed AS (UPDATE ${tableRef(table)} AS rc_row SET ${leaseClaimSets(table, p)} WHERE ${pickedRows(table)} ` +
           `RETURNING ${selectList(table, types, "rc_row", [until])}) ` +
-          // The acked ids on the first row only: on every row, the client would parse the whole
-          // array once per claimed row (500 rows carrying 500 ids: a quarter of a million elements).
-          // Where every ack settled (the common case), an empty array rather than all their ids.
+          // The acked ids on the first row only (else parsed once per claimed row), `{}` when all settled.
           `SELECT rc_claimed.*, CASE WHEN row_number() OVER () = 1 THEN ` +
           `(CASE WHEN (SELECT count(*) FROM rc_acked) = ${count} THEN '{}'::${idType}[] ` +
           `ELSE (SELECT array_agg(rc_acked.rc_id) FROM rc_acked) END) END AS ${quoteIdent(LEASE_ACKED_ALIAS)} ` +
@@ -475,10 +387,7 @@ export function leaseClaimWithAcksSql(
   };
 }
 
-/**
- * Lease extension, one statement: moves every held lease whose row still holds its token
- * (`$ids[i]`, `$tokens[i]` pairs) to `$expiry`, returning the ids it moved.
- */
+/** Lease extension: moves each held lease still holding its token to `$expiry`, returning the ids moved. */
 export function leaseExtendSql(table: TableDefinition, types: ColumnTypes): Statement {
   return statement("lease extension", (p) => {
     const { id, lockedUntil } = table.columns;
@@ -497,11 +406,7 @@ export function leaseExtendSql(table: TableDefinition, types: ColumnTypes): Stat
 /** How many candidate rows an advisory claim looks at before it picks one per key. */
 export const ADVISORY_WINDOW_FACTOR = 20;
 
-/**
- * The due rows an advisory claim of `limit` rows looks at (its window), keys in work passed over
- * first. A window that holds too few keys costs only speed: keys its candidates find held
- * elsewhere send the claim to a second read that passes over every held key.
- */
+/** The due rows an advisory claim of `limit` rows looks at (too few keys costs speed only: a second read follows). */
 export function advisoryWindow(limit: number): number {
   return limit * ADVISORY_WINDOW_FACTOR + 8;
 }
@@ -520,30 +425,18 @@ export function renderedKey(table: TableDefinition, alias: string, p: ParamSlots
   return rendered.length === 0 ? "''" : `concat(${rendered.join(", ")})`;
 }
 
-/**
- * The 64-bit hashes of every session advisory lock granted in this database, as `pg_locks`
- * shows them (a bigint key's high half in `classid`, its low half in `objid`, `objsubid` 1):
- * the keys held by any session, this process's own included.
- */
+/** The 64-bit hashes of the advisory locks any session holds in this database (`classid` high, `objid` low). */
 const heldAdvisoryHashes =
   "SELECT ((rc_l.classid::bigint << 32) | rc_l.objid::bigint) FROM pg_catalog.pg_locks AS rc_l " +
   "WHERE rc_l.locktype = 'advisory' AND rc_l.objsubid = 1 AND rc_l.granted " +
   "AND rc_l.database = (SELECT rc_d.oid FROM pg_catalog.pg_database AS rc_d WHERE rc_d.datname = current_database())";
 
-/**
- * Which keys an advisory candidates statement passes over before it cuts its window:
- * `"anySession"`, every key any session holds (read from `pg_locks`, which costs the server a
- * look at its whole lock table); `"listed"`, the keys in `$held` (the keys the claimer's own
- * deliveries hold), which costs nothing but leaves keys held by other sessions in.
- */
+/** Which keys advisory candidates pass over: `"anySession"`, all held (`pg_locks`, costly); `"listed"`, those in `$held`. */
 export type AdvisoryExclusion = "anySession" | "listed";
 
 /**
- * Advisory candidates: due rows in claim order with their rendered keys, one row per key (the
- * first in claim order), among the first `$window` due rows whose keys are not held (see
- * {@link AdvisoryExclusion}). Rows of keys in work are passed over before the window is cut,
- * so a key with many rows queued and one in work never hides the rows of other keys behind it.
- * No row is locked.
+ * Advisory candidates, nothing locked: the first row per key in claim order among the first
+ * `$window` due rows whose keys are not held (passed over before the window is cut).
  */
 export function advisoryCandidatesSql(
   table: TableDefinition,
@@ -556,8 +449,7 @@ export function advisoryCandidatesSql(
     (p, limitSlot) => {
       const { id, priority, runAt } = table.columns;
       const key = renderedKey(table, "rc_src", p);
-      // The claim's time read through a scalar subquery: the planner costs the due-rows condition
-      // the same in every plan, so the plan it keeps (literal limits) is as cheap as a custom one.
+      // `$now` through a scalar subquery: the kept plan (literal limits) costs as a custom one.
       const runAtType = runAt === undefined ? undefined : types.get(runAt);
       const now = runAtType === undefined ? undefined : `(SELECT ${p.ref("now")}::${runAtType})`;
       const orderCols: string[] = [];
@@ -582,9 +474,7 @@ export function advisoryCandidatesSql(
               : `EXISTS (SELECT 1 FROM generate_series(1, ${limit}) AS rc_s(n) WHERE hashtextextended(${key} || '${ADVISORY_SLOT_SEPARATOR}' || rc_s.n, 0) NOT IN (${heldAdvisoryHashes}))`
         } ` +
         `ORDER BY ${claimOrder(table, "rc_src")} LIMIT ${limitSlot("window", advisoryWindow)}`;
-      // One row per key (a limit n above 1: the first n rows of each key, one per slot): the
-      // keys are sorted bytewise ("C"), which groups them as any deterministic collation does,
-      // without the cost of comparing them by locale.
+      // One row per key (n per key above a limit of 1), keys sorted bytewise ("C"), not by locale.
       const distinct =
         limit === 1
           ? `SELECT DISTINCT ON (rc_key) * FROM (${inner}) AS rc_w ORDER BY rc_key, ${outerOrder.join(", ")}`
@@ -607,15 +497,9 @@ export function advisoryKeyValues(table: TableDefinition): Record<string, string
 export const ADVISORY_LOCKED_ALIAS = "rowclaim$locked";
 
 /**
- * Advisory lock and take, one statement on the connection that is to hold the key: tries the
- * key's session lock without waiting (`pg_try_advisory_lock(hashtextextended(key, 0))`, as
- * {@link tryAdvisoryLock}), and only when it got it counts the attempt on the row while it is
- * still claimable and its key is still the one locked, returning the row (a table without an
- * attempt column only reads it, `FOR UPDATE`). One row always comes back: whether the lock was
- * taken (under {@link ADVISORY_LOCKED_ALIAS}) and the row's columns, NULL when the row was not
- * taken; a lock taken for a row that is gone must be unlocked by the caller. The lock is taken
- * before the row is read: the take's UPDATE (or `FOR UPDATE`) finds the row's newest committed
- * version, so a settlement committed by the key's previous holder before it unlocked is seen.
+ * Advisory lock and take, one statement: tries the key's lock without waiting, and only with it
+ * takes the row while still claimable under that key (its newest committed version). One row
+ * always: {@link ADVISORY_LOCKED_ALIAS} and the columns (NULL when not taken: the caller unlocks).
  */
 export function advisoryTakeSql(table: TableDefinition, group: string | null, types: ColumnTypes): Statement {
   if (table.advisoryLimit > 1) return advisorySlotTakeSql(table, group, types);
@@ -641,16 +525,7 @@ export function advisoryTakeSql(table: TableDefinition, group: string | null, ty
 /** The column under which {@link advisorySlotTakeSql} reports the slot it got (1 to the limit; 0 or -1: none). */
 export const ADVISORY_SLOT_ALIAS = "rowclaim$slot";
 
-/**
- * Advisory lock and take for a table whose `advisoryLock.limit` n is above 1, one statement:
- * tries the row's own lock (`$rowKey`, `advisoryRowKey`) without waiting, and only when it got it
- * tries the key's slots `$key#1` … `$key#n` in order, each without waiting (`CASE` evaluates its
- * branches in order and stops at the first that holds), keeping the first it gets; with no slot
- * free it gives the row's lock back in the same statement. Then it takes the row as
- * {@link advisoryTakeSql} does. Answers {@link ADVISORY_LOCKED_ALIAS} (both locks held),
- * {@link ADVISORY_SLOT_ALIAS} and the row's columns (NULL when not taken; the caller then unlocks
- * both).
- */
+/** {@link advisoryTakeSql} for a limit above 1: the row's lock, then the first free slot (DRIVERS.md, "Per-key limits"). */
 function advisorySlotTakeSql(table: TableDefinition, group: string | null, types: ColumnTypes): Statement {
   return statement("advisory slot lock and take", (p) => {
     const { id, attempt } = table.columns;
@@ -684,9 +559,6 @@ export const advisorySlotUnlock = statement(
     `SELECT pg_advisory_unlock(hashtextextended(${p.ref("key")}::text, 0)) AND pg_advisory_unlock(hashtextextended(${p.ref("rowKey")}::text, 0)) AS unlocked`,
 );
 
-// ---------------------------------------------------------------------------------------------
-// Settlements
-
 /** The form a settlement statement is written for: where attempts are counted, what is conditional. */
 export type SettleForm = "rowLock" | "lease" | "advisory";
 
@@ -713,18 +585,14 @@ interface SettleTexts {
   readonly where: SettleText;
 }
 
-/**
- * The settlement texts: every one targets `$id`; in the lease form every one also requires the
- * row to hold `$token`; in the row lock form every one that keeps the row counts the attempt.
- */
+/** The settlement texts of a form (see {@link settleStatements}). */
 function settleTexts(table: TableDefinition, form: SettleForm): SettleTexts {
   const { id, attempt, runAt, group, processedAt, lockedUntil } = table.columns;
   const where = (p: ParamSlots): string => {
     const conditions = [`${quoteIdent(id)} = ${p.ref("id")}`];
     if (form === "lease" && lockedUntil !== undefined)
       conditions.push(`${quoteIdent(lockedUntil)} = ${p.ref("token")}`);
-    // An advisory settlement applies only to the unfinished row its take left: a row finished
-    // meanwhile (by hand, or by a second claim) changes nothing, and the settlement fails.
+    // A row finished meanwhile (by hand, by a second claim) is not settled again: the settlement fails.
     if (form === "advisory" && processedAt !== undefined)
       conditions.push(`${quoteIdent(processedAt)} IS NULL`);
     return conditions.join(" AND ");
@@ -753,11 +621,7 @@ function settleTexts(table: TableDefinition, form: SettleForm): SettleTexts {
   };
 }
 
-/**
- * The statements of the settlements that keep the row in its table or delete it (all but the move
- * to another table), each built from its text by `build` under its purpose; `null` where the
- * form's text is `null` (the settlement changes nothing).
- */
+/** The statements of every settlement but the move to another table, built by `build` (`null` for a `null` text). */
 function inPlaceSettlements(
   texts: SettleTexts,
   build: (purpose: string, text: SettleText) => Statement,
@@ -772,11 +636,7 @@ function inPlaceSettlements(
   };
 }
 
-/**
- * Builds the settlement statements: every one targets `$id`; in the lease form every one also
- * requires the row to hold `$token`; in the row lock form every one that keeps the row counts
- * the attempt.
- */
+/** The settlement statements of `$id`: in the lease form fenced by `$token`, in the row lock form counting the attempt. */
 export function settleStatements(table: TableDefinition, form: SettleForm): SettleStatements {
   const { id, attempt, lockedUntil } = table.columns;
   const texts = settleTexts(table, form);
@@ -798,42 +658,27 @@ export function settleStatements(table: TableDefinition, form: SettleForm): Sett
   };
 }
 
-/**
- * The coalesced acknowledging settlements of one table (`settleMany`): one statement settles
- * every row of the call. `null` where the table cannot take the settlement (`markProcessed`
- * without a processedAt column).
- */
+/** The coalesced acks of a table, one statement each (`markProcessed` `null` without a processedAt column). */
 export interface SettleManyStatements {
   readonly delete: Statement;
   readonly markProcessed: Statement | null;
 }
 
-/**
- * The coalesced statements of one form from their texts: the delete, and the markProcessed
- * (built from the processedAt column) only where the table has that column.
- */
 function settleManyStatements(
   processedAt: string | undefined,
-  deleteText: SettleText,
-  markProcessedText: (processedAt: string) => SettleText,
+  text: (p: ParamSlots, processed?: string) => string,
 ): SettleManyStatements {
+  const markProcessed = (p: ParamSlots): string => text(p, processedAt);
   return {
-    delete: statement("coalesced delete settlement", deleteText),
+    delete: statement("coalesced delete settlement", (p) => text(p)),
     markProcessed:
-      processedAt === undefined
-        ? null
-        : statement("coalesced markProcessed settlement", markProcessedText(processedAt)),
+      processedAt === undefined ? null : statement("coalesced markProcessed settlement", markProcessed),
   };
 }
 
 /**
- * Lease form, coalesced: settles every held row (`$ids[i]`, `$tokens[i]` pairs, as {@link
- * leaseExtendSql} takes them) that still holds its own token, in one statement; a row holding
- * another token, or gone, is left alone. `markProcessed` writes `$at` and clears lockedUntil, as
- * the single settlement does. The held pairs are joined on the id, so each row is found through
- * the primary key. The answer is one row whose `rc_id` is NULL where every held row was settled
- * (the common case: the client reads one row, not one per settled row), else the ids it settled
- * (as `rc_id`, none where it settled none); see {@link settledAll}.
+ * Lease form, coalesced: settles each held row (`$ids[i]`, `$tokens[i]`) still holding its token.
+ * Answers one row with a NULL `rc_id` where all were settled, else the settled ids ({@link settledAll}).
  */
 export function leaseSettleManySql(table: TableDefinition, types: ColumnTypes): SettleManyStatements {
   const { id, processedAt } = table.columns;
@@ -847,37 +692,23 @@ export function leaseSettleManySql(table: TableDefinition, types: ColumnTypes): 
       `UNION ALL SELECT rc_settled.rc_id FROM rc_settled WHERE ${done} < ${sent}`
     );
   };
-  return settleManyStatements(
-    processedAt,
-    (p) => answered(p, undefined),
-    (processed) => (p) => answered(p, processed),
-  );
+  return settleManyStatements(processedAt, answered);
 }
 
-/**
- * Whether the answer of a lease coalesced settlement ({@link leaseSettleManySql}) says every held
- * row was settled: its one row with a NULL `rc_id`. Otherwise its rows are the ids it settled.
- */
+/** Whether a {@link leaseSettleManySql} answer says every held row was settled (one row, NULL `rc_id`). */
 export function settledAll(rows: readonly Record<string, unknown>[]): boolean {
   return rows.length === 1 && rows[0]?.rc_id === null;
 }
 
-/**
- * Row lock form, coalesced: settles every row of `$ids` (rows the batch's transaction holds
- * locked) in one statement inside that transaction, exactly as the single settlement does to
- * each: `delete` removes them, `markProcessed` writes `$at` and counts the attempt.
- * `= ANY($ids)` lets PostgreSQL take the array's type from the id column, whatever it is, and
- * finds the rows through the primary key.
- */
+/** Row lock form, coalesced: settles every row of `$ids` as the single settlement would (`= ANY` takes the id's type). */
 export function rowLockSettleManySql(table: TableDefinition): SettleManyStatements {
   const { id, attempt, processedAt } = table.columns;
   const where = (p: ParamSlots): string => `${quoteIdent(id)} = ANY(${p.ref("ids")})`;
   const counted = attempt === undefined ? "" : `, ${quoteIdent(attempt)} = ${quoteIdent(attempt)} + 1`;
-  return settleManyStatements(
-    processedAt,
-    (p) => `DELETE FROM ${tableRef(table)} WHERE ${where(p)}`,
-    (processed) => (p) =>
-      `UPDATE ${tableRef(table)} SET ${quoteIdent(processed)} = ${p.ref("at")}${counted} WHERE ${where(p)}`,
+  return settleManyStatements(processedAt, (p, processed) =>
+    processed === undefined
+      ? `DELETE FROM ${tableRef(table)} WHERE ${where(p)}`
+      : `UPDATE ${tableRef(table)} SET ${quoteIdent(processed)} = ${p.ref("at")}${counted} WHERE ${where(p)}`,
   );
 }
 
@@ -895,36 +726,10 @@ export interface AdvisorySettleAndUnlockStatements {
 }
 
 /**
- * Advisory form: each settlement of row `$id` and the unlock of its key (`$key`) as one
- * statement, one round trip:
- *
- * ```sql
- * WITH rc_settled AS (<settlement> RETURNING 1)
- * SELECT rc_n.changed, pg_advisory_unlock(hashtextextended($key::text, 0))
- * FROM (SELECT count(*) AS changed FROM rc_settled) AS rc_n
- * ```
- *
- * Why no other session can take the row between the unlock and the settlement's commit:
- *
- * 1. The settlement runs first. The unlock is computed in the projection of the one row an
- *    aggregate returns, and the aggregate returns it only after it has read every row the
- *    settlement's `RETURNING` gives, which is when the `UPDATE`/`DELETE` has finished; so by the
- *    time the key is unlocked, the row carries this transaction's uncommitted change (its xmax).
- * 2. The unlock is seen at once (session advisory locks ignore transactions), the change only at
- *    commit, a moment later: another session may take the key's lock in between. But its take
- *    ({@link advisoryTakeSql}) reaches the row only through an `UPDATE … WHERE id = $id AND
- *    <claimable>` (or `SELECT … FOR UPDATE`): meeting a row changed by a transaction still in
- *    progress, PostgreSQL waits for it to end, then (READ COMMITTED) re-reads the row's newest
- *    version and re-checks the condition: a deleted row is skipped, a row marked processed no
- *    longer matches, a released row is taken only if it is due. The take never returns the row
- *    as it stood before the settlement. (Under REPEATABLE READ or SERIALIZABLE as the session
- *    default, the take fails with a serialization error instead, as it already could when a
- *    settlement committed while it ran.)
- * 3. Should the statement fail after the unlock (at commit), its change rolls back: the row is
- *    unchanged and unlocked, due again, as after a failed settlement followed by an unlock.
- *
- * The move to another table (dead letter) is not combined: it stays a statement of its own,
- * followed by the unlock.
+ * Advisory form: each settlement of row `$id` and the unlock of `$key` as one statement (not the
+ * move to another table). The unlock is projected from an aggregate over the settlement's
+ * `RETURNING`, so it runs after the change; a take in between waits on the uncommitted row and
+ * re-checks it (`UPDATE … WHERE <claimable>`), so it never sees the row as before the settlement.
  */
 export function advisorySettleAndUnlockSql(table: TableDefinition): AdvisorySettleAndUnlockStatements {
   const texts = settleTexts(table, "advisory");
@@ -940,9 +745,6 @@ export function advisorySettleAndUnlockSql(table: TableDefinition): AdvisorySett
   return inPlaceSettlements(texts, combine);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Publish
-
 /** Which optional values a publish statement carries, row by row. */
 export interface PublishShape {
   readonly rows: number;
@@ -954,11 +756,7 @@ export interface PublishShape {
   readonly notifyChannel: string | null;
 }
 
-/**
- * The multi-row INSERT of a publish, returning the ids in order (as `rc_id`). Parameters are
- * named `<field><row>`. With a channel it also sends `pg_notify(channel, '')` in the same
- * statement, so the notification goes out only if the insert commits.
- */
+/** The multi-row INSERT of a publish (parameters `<field><row>`), ids in order as `rc_id`, with `pg_notify` given a channel. */
 export function publishSql(table: TableDefinition, shape: PublishShape): Statement {
   return statement("publish", (p) => {
     const { payload, group, runAt, priority, headers, id } = table.columns;
@@ -987,9 +785,6 @@ export function publishSql(table: TableDefinition, shape: PublishShape): Stateme
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// LISTEN / NOTIFY
-
 /** Starts listening on a channel (the channel is quoted as an identifier). */
 export function listenSql(channel: string): string {
   return `LISTEN ${quoteIdent(channel)}`;
@@ -998,14 +793,7 @@ export function listenSql(channel: string): string {
 /** Stops every LISTEN of the session. */
 export const unlistenAllSql = "UNLISTEN *";
 
-// ---------------------------------------------------------------------------------------------
-// Recommended schema
-
-/**
- * The recommended `CREATE TABLE` for a table description, and its claim-order index (partial
- * on unfinished rows where the table has a processedAt column), and the key column's unique
- * index where the table has one.
- */
+/** The recommended `CREATE TABLE`, its claim-order index (partial on unfinished rows) and the key's unique index. */
 export function schemaSql(table: TableDefinition): string {
   const c = table.columns;
   const payloadType =

@@ -1,36 +1,17 @@
 /**
- * The read-only statements of the PostgreSQL status reader (`queue-status.ts`): a table's groups,
- * one group's capped counts, and its rows in work with what holds them. In work, per form:
- *
- * - row lock: the row's `xmax` is the transaction id of a transaction running now (its
- *   `transactionid` entry in `pg_locks`): a `FOR UPDATE` lock (or an update) not yet committed.
- *   The holder is that entry's backend pid.
- * - lease: `lockedUntil` after now.
- * - advisory: per advisory key held now (an `advisory` entry of `pg_locks` with the key's 64-bit
- *   hash, as the claim takes it), the key's first open row in claim order; the holder is the
- *   lock's backend pid.
- *
- * Every group is counted in one grouped pass over the table (the reader caps the figures).
- * Identifiers go through {@link quoteIdent}; values are positional parameters.
+ * The read-only statements of the PostgreSQL status reader (`queue-status.ts`). In work, per form
+ * (DRIVERS.md, "Status"): row lock, the row's `xmax` a running transaction; lease, `lockedUntil`
+ * after now; advisory, the first open row of each key held in `pg_locks`.
  *
  * @module
  */
 import type { TableDefinition } from "@rowclaim/core";
-import { quoteIdent, tableRef } from "./sql.js";
+import { ParamSlots, quoteIdent, renderedKey, tableRef } from "./sql.js";
 
 /** A statement and the names of its `$n` parameters, in order. */
 export interface StatusStatement {
   readonly text: string;
   readonly params: readonly string[];
-}
-
-class Params {
-  readonly names: string[] = [];
-  ref(name: string): string {
-    let index = this.names.indexOf(name);
-    if (index === -1) index = this.names.push(name) - 1;
-    return `$${index + 1}`;
-  }
 }
 
 const alias = "rc_t";
@@ -58,23 +39,6 @@ function advisoryLockOf(key: string): string {
   );
 }
 
-/** The advisory key rendered in SQL as the claim renders it: literals as parameters, columns as text, NULL as ''. */
-function renderedKey(table: TableDefinition, p: Params, from: string): string {
-  const parts = (table.advisoryKey?.parts ?? []).map((part, index) =>
-    "literal" in part ? `${p.ref(`keyLiteral${index}`)}::text` : `${col(part.column, from)}::text`,
-  );
-  return parts.length === 0 ? "''" : `concat(${parts.join(", ")})`;
-}
-
-/** The literal parts of the advisory key, by parameter name. */
-export function statusKeyValues(table: TableDefinition): Record<string, string> {
-  const values: Record<string, string> = {};
-  (table.advisoryKey?.parts ?? []).forEach((part, index) => {
-    if ("literal" in part) values[`keyLiteral${index}`] = part.literal;
-  });
-  return values;
-}
-
 function claimOrder(table: TableDefinition, from: string = alias): string {
   const { priority, runAt, id } = table.columns;
   const items: string[] = [];
@@ -90,7 +54,7 @@ export type GroupFilter = "named" | "none" | "all";
 function groupCondition(
   table: TableDefinition,
   filter: GroupFilter,
-  p: Params,
+  p: ParamSlots,
   from: string = alias,
 ): string[] {
   const { group } = table.columns;
@@ -104,7 +68,7 @@ function unprocessed(table: TableDefinition, from: string = alias): string[] {
 }
 
 /** The condition "in work now" on rows of the table (alias {@link alias}), already known open. */
-function inWork(table: TableDefinition, filter: GroupFilter, p: Params): string {
+function inWork(table: TableDefinition, filter: GroupFilter, p: ParamSlots): string {
   switch (table.form) {
     case "lease": {
       const { lockedUntil } = table.columns;
@@ -115,7 +79,7 @@ function inWork(table: TableDefinition, filter: GroupFilter, p: Params): string 
     case "rowLock":
       return `${alias}.xmax IN (${runningTransactions})`;
     case "advisory": {
-      const key = renderedKey(table, p, "rc_k");
+      const key = renderedKey(table, "rc_k", p);
       const open = [...unprocessed(table, "rc_k"), ...groupCondition(table, filter, p, "rc_k")];
       const where = open.length === 0 ? "" : ` AND ${open.join(" AND ")}`;
       const first =
@@ -128,14 +92,11 @@ function inWork(table: TableDefinition, filter: GroupFilter, p: Params): string 
 }
 
 /**
- * Every group's counts in one pass over the table (parameters: `now`, `dead` where
- * `withDeadGroup`, and the advisory key's literals): one row per group, `grp` (as text), `due`,
- * `delayed`, `in_work`, `dead`, `processed`, `oldest_due_at`. One grouped scan costs less than a
- * capped count per figure and group (measured on 1,000,000 rows: about 0.17 s against 1.8 s), so
- * the counts are exact and the reader caps them.
+ * Every group's counts in one grouped pass (cheaper than a capped count per figure; the reader
+ * caps them): `grp`, `due`, `delayed`, `in_work`, `dead`, `processed`, `oldest_due_at`.
  */
 export function statusCountSql(table: TableDefinition, withDeadGroup: boolean): StatusStatement {
-  const p = new Params();
+  const p = new ParamSlots();
   const { runAt, processedAt, group } = table.columns;
   const now = (): string => `${p.ref("now")}::timestamptz`;
   const grp = group === undefined ? "NULL::text" : `${col(group)}::text`;
@@ -168,13 +129,9 @@ export function statusCountSql(table: TableDefinition, withDeadGroup: boolean): 
   };
 }
 
-/**
- * The rows in work, in claim order (parameters: `now`, `limit`, `group` for a named group, the
- * key's literals): columns `id`, `grp`, `attempt`, `locked_until`, `rkey`, `pid` (those the form
- * does not know are NULL).
- */
+/** The rows in work in claim order: `id`, `grp`, `attempt`, `locked_until`, `rkey`, `pid` (NULL where unknown). */
 export function inWorkListSql(table: TableDefinition, filter: GroupFilter): StatusStatement {
-  const p = new Params();
+  const p = new ParamSlots();
   const { id, group, attempt, lockedUntil } = table.columns;
   const grp = group === undefined ? "NULL::text" : `${col(group)}::text`;
   const att = attempt === undefined ? "NULL::int" : col(attempt);
@@ -198,7 +155,7 @@ export function inWorkListSql(table: TableDefinition, filter: GroupFilter): Stat
         params: [...p.names],
       };
     case "advisory": {
-      const key = renderedKey(table, p, alias);
+      const key = renderedKey(table, alias, p);
       const inner =
         `SELECT DISTINCT ON (${key}) ${col(id)} AS id, ${grp} AS grp, ${att} AS attempt, NULL::timestamptz AS locked_until, ${key} AS rkey, rc_l.pid AS pid, ` +
         `row_number() OVER (ORDER BY ${order}) AS rc_n ` +

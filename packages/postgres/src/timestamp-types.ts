@@ -1,17 +1,8 @@
 /**
- * The type parsers of the pools the driver makes itself (`createPostgresDriver({ url })`): `pg`'s
- * own, but for `timestamp with time zone` read as text, which a parser written for the one shape
- * PostgreSQL prints (`2026-12-03 12:49:41.123456+00`, ISO `DateStyle`) reads without a regular
- * expression. `pg` parses every such column of every row it reads with `postgres-date`, three
- * regular expressions a value: on a busy queue, one of the largest costs of reading a claim.
- *
- * The result is the same `Date` `postgres-date` returns, to the millisecond (it truncates the
- * fraction as `postgres-date` does): any other text (a year before 1000 or after 9999, `BC`,
- * `infinity`, another `DateStyle`) goes to `pg`'s parser. Where that parser is not
- * `postgres-date` (an application replaced it with `pg.types.setTypeParser`, before or after the
- * driver loaded), the application's parser reads every value, as it would without rowclaim.
- * A text equal to the one read before (rows published together share one timestamp) is not read
- * again; each value is still a `Date` of its own.
+ * The type parsers of the pools the driver makes: `pg`'s, but `timestamp with time zone` in the
+ * ISO shape PostgreSQL prints is read without `postgres-date`'s regular expressions (one of the
+ * largest costs of reading a claim), to the same `Date`. Any other text, or a parser the
+ * application set, is left to `pg`.
  *
  * @module
  */
@@ -128,17 +119,12 @@ function daysSinceEpoch(year: number, month: number, day: number): number {
   return era * 146097 + dayOfEra - 719468;
 }
 
-/**
- * The type parsers for a pool the driver makes: `inherited`'s (read at each lookup, so a parser
- * set later applies), with {@link readTimestamptz} in front of `postgres-date` for
- * `timestamp with time zone` in text where `inherited` still parses it with `postgres-date`.
- */
+/** `inherited`'s parsers (read at each lookup), with {@link readTimestamptz} before `postgres-date` for timestamptz. */
 export function driverTypeParsers(inherited: TypeParsers): TypeParsers {
   const fallback = postgresDate;
   if (typeof fallback !== "function") return inherited;
   const parseDate = fallback as Parser;
-  // The last text read and its instant: rows published together (`publishMany`) hold one
-  // timestamp, which is then read once. Each value is still a `Date` of its own.
+  // The last text read: rows published together share one timestamp, read once (each a `Date` of its own).
   let lastText = "";
   let lastMs = 0;
   const parse: Parser = (text) => {

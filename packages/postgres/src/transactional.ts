@@ -1,12 +1,6 @@
 /**
- * Transactional handlers on PostgreSQL: the `pg` client and dialect side of core's algorithm
- * (`runRowLockTransaction`, `runLeaseTransaction`, `runAdvisoryTransaction`): the body runs on a
- * `pg` client inside a transaction, and the settlement runs last in the same transaction.
- *
- * - Row lock form: the claim's open transaction, behind `SAVEPOINT rowclaim_handler`.
- * - Lease form: `BEGIN` (at the table's isolation level) on a connection of its own, the
- *   settlement fenced by the delivery's token (`LEASE_LOST` when it matched no row).
- * - Advisory lock form: `BEGIN` on the delivery's own connection, whose session holds the key.
+ * Transactional handlers on PostgreSQL: the session and dialect the claimers hand to core's
+ * `runRowLockTransaction`, `runLeaseTransaction` and `runAdvisoryTransaction`.
  *
  * @module
  */
@@ -14,27 +8,22 @@ import type { RowId, TableDefinition } from "@rowclaim/core";
 import {
   bodyRunning as clientRunning,
   formLabels,
-  type LeaseToken,
-  runAdvisoryTransaction,
-  runLeaseTransaction,
-  runRowLockTransaction,
   type TransactionDialect,
   type TransactionSession,
   type TransactionStep,
-  type TransactionWork,
 } from "@rowclaim/core/driver";
-import { HeldConnection } from "./connection.js";
+import type { HeldConnection } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
-import type { PoolLike } from "./pool-like.js";
 import type { Settlements } from "./settle.js";
 import { beginSql, commitSql, rollbackSql } from "./sql.js";
 
 /** A held connection as core's algorithm sees it. */
-interface PgTransactionSession extends TransactionSession {
+export interface PgTransactionSession extends TransactionSession {
   readonly connection: HeldConnection;
 }
 
-function sessionOf(connection: HeldConnection): PgTransactionSession {
+/** `connection` as core's transaction runner sees it. */
+export function sessionOf(connection: HeldConnection): PgTransactionSession {
   return {
     connection,
     client: connection.client,
@@ -52,14 +41,21 @@ function sessionOf(connection: HeldConnection): PgTransactionSession {
 
 /**
  * Whether a transactional body is running on `connection` now. A claimer giving such a
- * connection up (the broker closing past its timeout) destroys it rather than roll back or unlock
- * on it: the body's later statements must fail, not run outside the transaction.
+ * connection up destroys it rather than roll back or unlock on it: the body's later statements must fail.
  */
 export function bodyRunning(connection: HeldConnection): boolean {
   return clientRunning(connection.client);
 }
 
-/** The form's name as messages write it. */
+/** Releases `connection` where it is given up during a body ({@link bodyRunning}) or broke; `true` once released. */
+export function releasedIfUnusable(connection: HeldConnection): boolean {
+  if (connection.released) return true;
+  if (bodyRunning(connection))
+    connection.markBroken(new Error("rowclaim: given up during a transactional body"));
+  if (connection.broken === undefined) return false;
+  connection.release();
+  return true;
+}
 
 /** What failed, as the error context says it. */
 const stepLabels: Readonly<Record<Exclude<TransactionStep, "settle">, string>> = {
@@ -70,8 +66,8 @@ const stepLabels: Readonly<Record<Exclude<TransactionStep, "settle">, string>> =
   commit: "commit",
 };
 
-/** PostgreSQL's statements and settlement for `table`. */
-function dialectFor(
+/** PostgreSQL's statements and settlement of row `id` of `table`, for core's transaction runner. */
+export function dialectFor(
   settlements: Settlements,
   table: TableDefinition,
   id: RowId,
@@ -90,43 +86,4 @@ function dialectFor(
         operation: `${formLabels[table.form]} ${step === "settle" ? `${settlement?.kind} settlement (transactional)` : stepLabels[step]}`,
       }),
   };
-}
-
-/** Row lock form: the body and its settlement inside the batch's transaction, behind a savepoint. */
-export function rowLockTransaction(
-  connection: HeldConnection,
-  settlements: Settlements,
-  table: TableDefinition,
-  id: RowId,
-  work: TransactionWork,
-): Promise<void> {
-  return runRowLockTransaction(sessionOf(connection), dialectFor(settlements, table, id), work);
-}
-
-/** Lease form: `BEGIN` on a connection of its own, the body, the fenced settlement, `COMMIT`. */
-export function leaseTransaction(
-  pool: PoolLike,
-  settlements: Settlements,
-  table: TableDefinition,
-  id: RowId,
-  work: TransactionWork,
-  fence: () => Promise<LeaseToken>,
-  signal: AbortSignal,
-): Promise<void> {
-  const acquire = async (): Promise<PgTransactionSession> => sessionOf(await HeldConnection.acquire(pool));
-  return runLeaseTransaction(acquire, dialectFor(settlements, table, id), { table, id }, work, fence, signal);
-}
-
-/** Advisory lock form: `BEGIN` on the key's session, the body, the settlement, `COMMIT`, then `release`. */
-export function advisoryTransaction(
-  connection: HeldConnection,
-  settlements: Settlements,
-  table: TableDefinition,
-  id: RowId,
-  key: string,
-  work: TransactionWork,
-  release: () => Promise<void>,
-): Promise<void> {
-  const dialect = dialectFor(settlements, table, id);
-  return runAdvisoryTransaction(sessionOf(connection), dialect, { table, id, key }, work, release);
 }

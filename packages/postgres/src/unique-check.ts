@@ -1,7 +1,5 @@
 /**
- * The schema check of unique jobs on PostgreSQL: a table with a key column must have a unique,
- * non-partial index on exactly that column (what `schemaSql` creates), or two publishers of one
- * key could both insert.
+ * The schema check of unique jobs: a key table needs a unique, non-partial index on exactly the key column.
  *
  * @module
  */

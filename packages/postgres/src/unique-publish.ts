@@ -1,8 +1,6 @@
 /**
  * Unique publishes on PostgreSQL: each row one statement of {@link uniquePublishSql}, in order,
- * retried where the holder of its key was claimed or finished between the insert and the read,
- * or the server reports a serialization failure or deadlock. Sends `pg_notify` once after the
- * rows when the driver notifies.
+ * retried by core's `retryUniqueAttempt`; one `pg_notify` after the rows when the driver notifies.
  *
  * @module
  */
@@ -11,13 +9,11 @@ import { retryUniqueAttempt, StatementCache, type UniquePublishRow } from "@rowc
 import { execute } from "./connection.js";
 import { normalizeError } from "./normalize-error.js";
 import type { PoolLike } from "./pool-like.js";
+import { MAX_CACHED_SHAPES } from "./publish.js";
 import type { Statement } from "./sql.js";
 import { uniquePublishSql } from "./unique-sql.js";
 
 const retried = new Set(["40001", "40P01", "23505"]);
-
-/** The most statement shapes kept (see {@link StatementCache}). */
-const MAX_CACHED_SHAPES = 64;
 
 /** Publishes unique rows of `table` on `pool`; see the driver contract's `publishUnique`. */
 export class UniquePublisher {

@@ -1,9 +1,6 @@
 /**
- * The SQL of unique jobs on PostgreSQL: the key column's unique index, the insert that lets the
- * index decide (`ON CONFLICT (key) DO NOTHING` to keep, `DO UPDATE` to replace), and the check
- * that the index exists. A row gives up its key when it is claimed (the lease claim and the
- * advisory take write NULL into it, committed before the handler runs), so a conflict is always
- * with a queued row, whose lock (if a claim holds it) lasts one short statement.
+ * The SQL of unique jobs on PostgreSQL (DRIVERS.md, "Unique jobs"): the insert that lets the key's
+ * unique index decide (`ON CONFLICT (key) DO NOTHING` to keep, `DO UPDATE` to replace), and the index check.
  *
  * @module
  */
@@ -11,13 +8,9 @@ import type { TableDefinition } from "@rowclaim/core";
 import { quoteIdent, type Statement, statement, tableRef } from "./sql.js";
 
 /**
- * One unique row: inserts it, or on a queued row holding `$key` keeps it (`replace: false`:
- * `ON CONFLICT DO NOTHING`, then the holder's id read in the same statement) or replaces its
- * payload, run time, priority (where given) and headers (`replace: true`: `ON CONFLICT DO
- * UPDATE`). Returns `rc_id` and `rc_inserted`; no row when the holder was claimed or finished
- * between the insert and the read (the caller tries again). Parameters: `payload`, `group`,
- * `runAt`, `priority` (NULL: the column's default, or unchanged on replace), `headers`, `key`,
- * and `extra<i>` for each extra column given.
+ * One unique row: inserted, or the queued holder of `$key` kept or (`replace`) its payload, run
+ * time, priority (given) and headers replaced. Returns `rc_id` and `rc_inserted`; no row when the
+ * holder was claimed between the insert and the read (the caller tries again).
  */
 export function uniquePublishSql(
   table: TableDefinition,
@@ -28,30 +21,22 @@ export function uniquePublishSql(
   return statement(replace ? "unique publish (replace)" : "unique publish (keep)", (p) => {
     const { payload, group, runAt, priority, headers, id } = table.columns;
     const key = table.columns.key as string;
-    const columns: string[] = [payload];
-    const items: string[] = [p.ref("payload")];
-    if (group !== undefined) {
-      columns.push(group);
-      items.push(p.ref("group"));
-    }
-    if (runAt !== undefined) {
-      columns.push(runAt);
-      items.push(p.ref("runAt"));
-    }
-    if (priority !== undefined && priorityGiven) {
-      columns.push(priority);
-      items.push(p.ref("priority"));
-    }
-    if (headers !== undefined) {
-      columns.push(headers);
-      items.push(p.ref("headers"));
-    }
-    extras.forEach((column, index) => {
+    const given: [string | undefined, string][] = [
+      [payload, "payload"],
+      [group, "group"],
+      [runAt, "runAt"],
+      [priorityGiven ? priority : undefined, "priority"],
+      [headers, "headers"],
+      ...extras.map((column, index): [string, string] => [column, `extra${index}`]),
+      [key, "key"],
+    ];
+    const columns: string[] = [];
+    const items: string[] = [];
+    for (const [column, param] of given) {
+      if (column === undefined) continue;
       columns.push(column);
-      items.push(p.ref(`extra${index}`));
-    });
-    columns.push(key);
-    items.push(p.ref("key"));
+      items.push(p.ref(param));
+    }
     const insert = `INSERT INTO ${tableRef(table)} AS rc_row (${columns.map(quoteIdent).join(", ")}) VALUES (${items.join(", ")})`;
     if (replace) {
       const sets = [payload, runAt, headers, priorityGiven ? priority : undefined]
@@ -71,11 +56,7 @@ export function uniquePublishSql(
   });
 }
 
-/**
- * Whether a unique, non-partial index on exactly the key column exists (`rc_found`), for the
- * schema check at open. Parameters: `$1` the schema (NULL: the search path), `$2` the table,
- * `$3` the key column.
- */
+/** Whether a unique, non-partial index on exactly the key column exists (`rc_found`): `$1` schema (NULL: search path), `$2` table, `$3` column. */
 export const uniqueIndexCheckSql =
   "SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid " +
   "JOIN pg_namespace n ON n.oid = t.relnamespace JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = i.indkey[0] " +

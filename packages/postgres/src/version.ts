@@ -1,7 +1,6 @@
 /**
- * The server version floor: PostgreSQL 11 brought `hashtextextended`, on which the advisory lock
- * form and the FIFO guard hash their keys. The row lock and lease forms take any version that
- * skips locked rows (9.5+), which every supported release does.
+ * The server version floor: PostgreSQL 11 (`hashtextextended`) for the advisory lock form and
+ * FIFO groups; any supported release otherwise.
  *
  * @module
  */
@@ -19,12 +18,7 @@ export function parseServerVersionNum(value: unknown): number {
   return Number(text);
 }
 
-/**
- * Reads a version as people write it (`"15.2"`, `"10"`, `"9.6.24"`) as a `server_version_num`
- * (150002, 100000, 90624).
- *
- * @throws {Error} when the text does not start with a version number.
- */
+/** Reads a version as people write it (`"15.2"`, `"9.6.24"`) as a `server_version_num`; throws on other text. */
 export function versionNumFromText(text: string): number {
   const match = /^(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(text.trim());
   if (match === null)
