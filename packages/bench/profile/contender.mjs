@@ -10,28 +10,14 @@
 import { writeFileSync } from "node:fs";
 import inspector from "node:inspector/promises";
 import { DrainRun } from "../dist/contender.js";
-import { contenderEntries } from "../dist/contenders.js";
-import { handlerOf } from "../dist/work.js";
+import { contenderOf } from "./contender-of.mjs";
 
 const [id, workersArg = "8", jobsArg = "10000", roundsArg = "1"] = process.argv.slice(2);
 if (id === undefined) throw new Error("usage: contender.mjs <id> [workers] [jobs] [rounds]");
 const workers = Number(workersArg);
 const jobs = Number(jobsArg);
 const rounds = Number(roundsArg);
-const settings = {
-  postgresUrl: process.env.ROWCLAIM_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test",
-  mysqlUrl: process.env.ROWCLAIM_MYSQL_URL ?? "mysql://root@127.0.0.1:3306/test",
-  poolSize: workers + 4,
-  maxWorkers: workers,
-  handler: process.env.HANDLER ?? "async",
-  subscribe: {},
-  prefetch: [500],
-  pgBossBatches: [500],
-};
-const entry = contenderEntries(settings).find((candidate) => candidate.id === id);
-if (entry === undefined) throw new Error(`no contender ${id}`);
-const contender = await entry.create();
-const work = handlerOf(settings.handler);
+const { contender, work } = await contenderOf(id, workers);
 const profileFile = process.env.PROFILE;
 for (let round = 1; round <= rounds; round += 1) {
   await contender.fill(jobs);

@@ -8,8 +8,7 @@
 // server does meanwhile, so run it on an otherwise idle server.
 import { readdirSync, readFileSync } from "node:fs";
 import { DrainRun } from "../dist/contender.js";
-import { contenderEntries } from "../dist/contenders.js";
-import { handlerOf } from "../dist/work.js";
+import { contenderOf } from "./contender-of.mjs";
 
 const [id, workersArg = "8", jobsArg = "10000", roundsArg = "5"] = process.argv.slice(2);
 if (id === undefined) throw new Error("usage: cpu-split.mjs <id> [workers] [jobs] [rounds]");
@@ -33,20 +32,7 @@ function serverCpuMs() {
   return sum;
 }
 
-const settings = {
-  postgresUrl: process.env.ROWCLAIM_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test",
-  mysqlUrl: process.env.ROWCLAIM_MYSQL_URL ?? "mysql://root@127.0.0.1:3306/test",
-  poolSize: workers + 4,
-  maxWorkers: workers,
-  handler: "async",
-  subscribe: {},
-  prefetch: [500],
-  pgBossBatches: [500],
-};
-const entry = contenderEntries(settings).find((candidate) => candidate.id === id);
-if (entry === undefined) throw new Error(`no contender ${id}`);
-const contender = await entry.create();
-const work = handlerOf(settings.handler);
+const { contender, work } = await contenderOf(id, workers);
 const runs = [];
 for (let round = 1; round <= rounds; round += 1) {
   await contender.fill(jobs);
