@@ -793,7 +793,23 @@ export function listenSql(channel: string): string {
 /** Stops every LISTEN of the session. */
 export const unlistenAllSql = "UNLISTEN *";
 
-/** The recommended `CREATE TABLE`, its claim-order index (partial on unfinished rows) and the key's unique index. */
+/**
+ * The fillfactor of a table whose claim rewrites each row it takes (lease: the expiry; advisory:
+ * the attempt): a little over half of each page is left free when rows are published, so the claimed version
+ * fits on the row's own page and the claim is a heap-only update, writing no index entry
+ * (DRIVERS.md, "Room for the claimed version").
+ */
+export const CLAIM_REWRITE_FILLFACTOR = 45;
+
+/** Whether the claims of `table` rewrite each row they take (see {@link CLAIM_REWRITE_FILLFACTOR}). */
+function claimRewritesRows(table: TableDefinition): boolean {
+  return table.form === "lease" || (table.form === "advisory" && table.columns.attempt !== undefined);
+}
+
+/**
+ * The recommended `CREATE TABLE` (with {@link CLAIM_REWRITE_FILLFACTOR} where the claim rewrites
+ * rows), its claim-order index (partial on unfinished rows) and the key's unique index.
+ */
 export function schemaSql(table: TableDefinition): string {
   const c = table.columns;
   const payloadType =
@@ -818,8 +834,9 @@ export function schemaSql(table: TableDefinition): string {
   indexCols.push(quoteIdent(c.id));
   const partial = c.processedAt === undefined ? "" : ` WHERE ${quoteIdent(c.processedAt)} IS NULL`;
   const indexName = quoteIdent(`${table.name}_claim_order`.slice(0, 63));
+  const storage = claimRewritesRows(table) ? ` WITH (fillfactor = ${CLAIM_REWRITE_FILLFACTOR})` : "";
   return (
-    `CREATE TABLE IF NOT EXISTS ${tableRef(table)} (\n  ${lines.join(",\n  ")}\n);\n` +
+    `CREATE TABLE IF NOT EXISTS ${tableRef(table)} (\n  ${lines.join(",\n  ")}\n)${storage};\n` +
     `CREATE INDEX IF NOT EXISTS ${indexName} ON ${tableRef(table)} (${indexCols.join(", ")})${partial};\n` +
     (c.key === undefined ? "" : uniqueIndexSql(table))
   );
