@@ -364,7 +364,8 @@ export function leaseClaimWithAcksSql(
       (p, limitSlot) => {
         const change = leaseAckChange(table, types, p, processed, acks);
         const ids = acks === "one" ? "" : `${p.ref("ids")}::${idType}[]`;
-        const notAcked = acks === "one" ? `<> ${p.ref("id")}::${idType}` : `<> ALL(${ids})`;
+        // A hashed subplan: `<> ALL(…)` compares each candidate with every acked id.
+        const notAcked = acks === "one" ? `<> ${p.ref("id")}::${idType}` : `NOT IN (SELECT unnest(${ids}))`;
         const count = acks === "one" ? "1" : `cardinality(${ids})`;
         const where = `${claimable(table, group, "rc_src", p)} AND ${col("rc_src", id)} ${notAcked}`;
         return (
