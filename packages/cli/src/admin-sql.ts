@@ -72,6 +72,19 @@ export function indexColumnsSql(dialect: Dialect): string {
   }
 }
 
+/**
+ * A statement that lists a table's storage options (parameter: the table's name) as rows
+ * `{ option }` (`fillfactor=45`): PostgreSQL only, the one dialect whose schema sets any.
+ */
+export function storageOptionsSql(): string {
+  return "SELECT unnest(c.reloptions) AS option FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = $1";
+}
+
+/** `ALTER TABLE … SET (fillfactor = …)` (PostgreSQL): pages written from then on keep that fill. */
+export function setFillfactorSql(table: string, fillfactor: number): string {
+  return `ALTER TABLE ${quoteIdentifier("postgres", table)} SET (fillfactor = ${fillfactor});`;
+}
+
 /** `ALTER TABLE … ADD COLUMN …` with the column's definition as the driver's schema writes it. */
 export function addColumnSql(dialect: Dialect, table: string, column: string, definition: string): string {
   const rest = definition === "" ? "" : ` ${definition}`;

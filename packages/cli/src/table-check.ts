@@ -17,6 +17,8 @@ import {
   createIndexSql,
   indexColumnsSql,
   replaceIndexSql,
+  setFillfactorSql,
+  storageOptionsSql,
 } from "./admin-sql.js";
 import type { Dialect } from "./target.js";
 
@@ -38,6 +40,8 @@ export interface ExpectedSchema {
   readonly index:
     | { readonly name: string; readonly columns: readonly string[]; readonly list: string }
     | undefined;
+  /** The table's fillfactor (`WITH (fillfactor = …)`, PostgreSQL), where the schema sets one. */
+  readonly fillfactor: number | undefined;
 }
 
 /** One difference between the live table and its description. */
@@ -67,10 +71,24 @@ export interface Fix {
   readonly effect: FixEffect;
 }
 
+/**
+ * A difference that changes no behaviour, only speed: the table's fillfactor is not the one the
+ * schema sets (a table made before it did). `check` reports it without failing; `schema
+ * --apply` runs its fix, which rewrites nothing (pages written from then on keep that fill).
+ */
+export interface SchemaAdvice {
+  readonly kind: "fillfactor";
+  readonly expected: number;
+  readonly actual: number;
+  readonly fix: Fix;
+}
+
 /** The result of a check: the problems found and the statements that would fix them. */
 export interface TableCheck {
   /** Every difference found; empty when the table matches its description. */
   readonly problems: readonly SchemaProblem[];
+  /** Differences in speed only (see {@link SchemaAdvice}), each with its fix. */
+  readonly advice: readonly SchemaAdvice[];
   /** The statements that fix the problems, in the order they must run. */
   readonly fixes: readonly Fix[];
   /** Whether every problem has a fix statement (no `manual` fix). */
@@ -98,6 +116,7 @@ function listColumns(list: string): string[] {
 export function parseSchemaSql(sql: string): ExpectedSchema {
   const columns: ExpectedColumn[] = [];
   let index: ExpectedSchema["index"];
+  let fillfactor: number | undefined;
   let inTable = false;
   for (const line of sql.split("\n")) {
     if (/^CREATE TABLE/i.test(line)) {
@@ -106,6 +125,8 @@ export function parseSchemaSql(sql: string): ExpectedSchema {
     }
     if (inTable && /^\)/.test(line)) {
       inTable = false;
+      const fill = /fillfactor\s*=\s*(\d+)/i.exec(line);
+      if (fill !== null) fillfactor = Number(fill[1]);
       continue;
     }
     if (inTable) {
@@ -131,7 +152,7 @@ export function parseSchemaSql(sql: string): ExpectedSchema {
       index = { name: unquote(create[1], create[2]), columns: listColumns(list), list };
     }
   }
-  return { columns, index };
+  return { columns, index, fillfactor };
 }
 
 /**
@@ -185,7 +206,7 @@ export async function checkTable(
   const liveColumns = await connection.query(columnTypesSql(dialect), [table]);
   if (liveColumns.length === 0) {
     const create = { sql: schemaSql.trim(), effect: "adds" } as const;
-    return { problems: [{ kind: "missingTable" }], fixes: [create], fixable: true };
+    return { problems: [{ kind: "missingTable" }], advice: [], fixes: [create], fixable: true };
   }
   const types = new Map(liveColumns.map((row) => [String(row.name), String(row.type ?? "")]));
   const problems: SchemaProblem[] = [];
@@ -230,7 +251,34 @@ export async function checkTable(
       for (const sql of statements) fixes.push({ sql, effect: "adds" });
     }
   }
-  return { problems, fixes, fixable: fixes.every((fix) => fix.effect !== "manual") };
+  const advice = await fillfactorAdvice(connection, table, expected.fillfactor);
+  return { problems, advice, fixes, fixable: fixes.every((fix) => fix.effect !== "manual") };
+}
+
+/** PostgreSQL's fill where none is set. */
+const DEFAULT_FILLFACTOR = 100;
+
+/** The advice where the live table's fillfactor is not `expected` (PostgreSQL; none where the schema sets none). */
+async function fillfactorAdvice(
+  connection: AdminConnection,
+  table: string,
+  expected: number | undefined,
+): Promise<SchemaAdvice[]> {
+  if (expected === undefined || connection.dialect !== "postgres") return [];
+  let actual = DEFAULT_FILLFACTOR;
+  for (const row of await connection.query(storageOptionsSql(), [table])) {
+    const fill = /^fillfactor=(\d+)$/.exec(String(row.option));
+    if (fill !== null) actual = Number(fill[1]);
+  }
+  if (actual === expected) return [];
+  return [
+    { kind: "fillfactor", expected, actual, fix: { sql: setFillfactorSql(table, expected), effect: "adds" } },
+  ];
+}
+
+/** One line for people about a piece of advice. */
+export function describeAdvice(table: string, advice: SchemaAdvice): string {
+  return `table ${table}: fillfactor ${advice.actual}, where ${advice.expected} is recommended: a claim rewrites each row it takes, and with room on the row's page that write adds no index entries (pages written from then on keep the new fill)`;
 }
 
 /** One line for people about a problem. */

@@ -200,3 +200,28 @@ describe.each(["sqlite", "postgres", "mysql"] as const)(
     });
   },
 );
+
+describe("rowclaim check and schema --apply on a PostgreSQL lease table made before the recommended fillfactor", () => {
+  it("check advises the fillfactor and still exits 0; apply sets it, and check then has nothing to say", async () => {
+    const url = await databaseUrl("postgres");
+    const admin = await openAdminConnection(parseTarget(url));
+    connections.push(admin);
+    const table = uniquePrefix("check_fill");
+    dropped.push(() => admin.execute(dropTableSql("postgres", table)));
+    expect((await runMain(["schema", "--apply", "--url", url, "--table", table])).code).toBe(0);
+    const t = quoteIdentifier("postgres", table);
+    // As `schemaSql` made it before: PostgreSQL's default fill.
+    await admin.execute(`ALTER TABLE ${t} RESET (fillfactor)`);
+    const checked = await runMain(["check", "--url", url, "--table", table]);
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toContain(`table ${table}: fillfactor 100, where 45 is recommended`);
+    expect(checked.stdout).toContain(`ALTER TABLE ${t} SET (fillfactor = 45);`);
+    const applied = await runMain(["schema", "--apply", "--url", url, "--table", table]);
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toContain(`ALTER TABLE ${t} SET (fillfactor = 45);`);
+    const after = await runMain(["check", "--url", url, "--table", table]);
+    expect(after.code).toBe(0);
+    expect(after.stdout).toContain("matches its description");
+    expect(after.stdout).not.toContain("fillfactor");
+  });
+});

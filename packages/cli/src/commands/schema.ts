@@ -11,7 +11,7 @@ import { booleanFlag, type FlagSpec, type ParsedFlags, stringFlag, UsageError } 
 import { type Command, EXIT_FAILED, EXIT_OK } from "../command.js";
 import { schemaDriver } from "../connect.js";
 import { writeLedgerSchema } from "../schedule-ledger-schema.js";
-import { checkTable, describeProblem } from "../table-check.js";
+import { checkTable, describeAdvice, describeProblem } from "../table-check.js";
 import { configFlag, tablesFor } from "../table-source.js";
 import { defaultKey, formNames, standardTable } from "../tables.js";
 import { type Dialect, describeTarget, dialects, parseTarget, type Target } from "../target.js";
@@ -205,7 +205,7 @@ async function applySchema(
   const connection = await openAdminConnection(target);
   try {
     const before = await checkTable(connection, table.name, sql);
-    if (before.problems.length === 0) {
+    if (before.problems.length === 0 && before.advice.length === 0) {
       io.stderr.write(
         `rowclaim schema: table ${table.name} in ${describeTarget(target)} already matches; nothing to do.\n`,
       );
@@ -229,7 +229,10 @@ async function applySchema(
       );
       return EXIT_FAILED;
     }
-    for (const fix of before.fixes) {
+    for (const advice of before.advice)
+      io.stderr.write(`rowclaim schema: ${describeAdvice(table.name, advice)}\n`);
+    // The advice's fixes rewrite nothing (a storage option): they run with the others.
+    for (const fix of [...before.fixes, ...before.advice.map((advice) => advice.fix)]) {
       io.stdout.write(`${fix.sql}\n`);
       await connection.execute(fix.sql);
     }
