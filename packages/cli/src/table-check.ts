@@ -58,8 +58,8 @@ export type SchemaProblem =
 
 /**
  * What a fix does to a live table: `adds` creates a table, a column or an index (a PostgreSQL
- * index is built `CONCURRENTLY`, so writes go on), or replaces a claim-order index that lost its
- * columns; `rewrites` changes a column's type, which rewrites the table under an exclusive lock;
+ * index is built `CONCURRENTLY`, so writes go on), replaces a claim-order index that lost its
+ * columns, or sets a storage option (PostgreSQL's fillfactor: nothing is rewritten); `rewrites` changes a column's type, which rewrites the table under an exclusive lock;
  * `manual` is a comment for what no statement can do (SQLite cannot change a column's type).
  */
 export type FixEffect = "adds" | "rewrites" | "manual";
@@ -80,16 +80,15 @@ export interface SchemaAdvice {
   readonly kind: "fillfactor";
   readonly expected: number;
   readonly actual: number;
-  readonly fix: Fix;
 }
 
 /** The result of a check: the problems found and the statements that would fix them. */
 export interface TableCheck {
   /** Every difference found; empty when the table matches its description. */
   readonly problems: readonly SchemaProblem[];
-  /** Differences in speed only (see {@link SchemaAdvice}), each with its fix. */
+  /** Differences in speed only (see {@link SchemaAdvice}). */
   readonly advice: readonly SchemaAdvice[];
-  /** The statements that fix the problems, in the order they must run. */
+  /** The statements that fix the problems, then those that follow the advice, in the order they must run. */
   readonly fixes: readonly Fix[];
   /** Whether every problem has a fix statement (no `manual` fix). */
   readonly fixable: boolean;
@@ -252,6 +251,7 @@ export async function checkTable(
     }
   }
   const advice = await fillfactorAdvice(connection, table, expected.fillfactor);
+  for (const item of advice) fixes.push({ sql: setFillfactorSql(table, item.expected), effect: "adds" });
   return { problems, advice, fixes, fixable: fixes.every((fix) => fix.effect !== "manual") };
 }
 
@@ -270,10 +270,7 @@ async function fillfactorAdvice(
     const fill = /^fillfactor=(\d+)$/.exec(String(row.option));
     if (fill !== null) actual = Number(fill[1]);
   }
-  if (actual === expected) return [];
-  return [
-    { kind: "fillfactor", expected, actual, fix: { sql: setFillfactorSql(table, expected), effect: "adds" } },
-  ];
+  return actual === expected ? [] : [{ kind: "fillfactor", expected, actual }];
 }
 
 /** One line for people about a piece of advice. */

@@ -796,9 +796,9 @@ export const unlistenAllSql = "UNLISTEN *";
 
 /**
  * The fillfactor of a table whose claim rewrites each row it takes (lease: the expiry; advisory:
- * the attempt): a little over half of each page is left free when rows are published, so the claimed version
- * fits on the row's own page and the claim is a heap-only update, writing no index entry
- * (DRIVERS.md, "Room for the claimed version").
+ * the attempt): a little over half of each page is left free when rows are published, so the
+ * claimed version fits on the row's own page and the claim is a heap-only update, writing no
+ * index entry (DRIVERS.md, "Room for the claimed version").
  */
 export const CLAIM_REWRITE_FILLFACTOR = 45;
 

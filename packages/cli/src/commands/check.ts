@@ -50,23 +50,19 @@ export const checkCommand: Command = {
       for (const { table, sql } of schemas) {
         const result = await checkTable(connection, table.name, sql);
         const advice = result.advice.map((item) => `${describeAdvice(table.name, item)}\n`).join("");
+        const statements = result.fixes.map((fix) => fix.sql).join("\n");
         if (result.problems.length === 0) {
           io.stdout.write(`table ${table.name} in ${describeTarget(target)} matches its description.\n`);
           // Speed only: reported with its fix, without failing the check.
-          if (advice !== "") {
-            const statements = result.advice.map((item) => item.fix.sql).join("\n");
+          if (advice !== "")
             io.stdout.write(
               `${advice}\nTo follow it, run (or use rowclaim schema --apply):\n${statements}\n`,
             );
-          }
           continue;
         }
         exitCode = EXIT_FAILED;
         for (const problem of result.problems) io.stdout.write(`${describeProblem(table.name, problem)}\n`);
         io.stdout.write(advice);
-        const statements = [...result.fixes, ...result.advice.map((item) => item.fix)]
-          .map((fix) => fix.sql)
-          .join("\n");
         io.stdout.write(`\nTo fix it, run (or use rowclaim schema --apply):\n${statements}\n`);
         if (result.fixes.some((fix) => fix.effect === "rewrites"))
           io.stdout.write(

@@ -231,8 +231,7 @@ async function applySchema(
     }
     for (const advice of before.advice)
       io.stderr.write(`rowclaim schema: ${describeAdvice(table.name, advice)}\n`);
-    // The advice's fixes rewrite nothing (a storage option): they run with the others.
-    for (const fix of [...before.fixes, ...before.advice.map((advice) => advice.fix)]) {
+    for (const fix of before.fixes) {
       io.stdout.write(`${fix.sql}\n`);
       await connection.execute(fix.sql);
     }
