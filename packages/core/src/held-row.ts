@@ -25,8 +25,14 @@ export interface HeldRow {
    * had its turn, after a stall). Absent (or `false`) in the other forms.
    */
   readonly expired?: boolean;
-  /** Settles the row by its hold. Called at most once. */
+  /** Settles the row by its hold. Called at most once (this or {@link HeldRow.settleInto}). */
   settle(settlement: Settlement): Promise<void>;
+  /**
+   * Optional: settles as {@link HeldRow.settle} does, but answers `answer` (once) where `settle`
+   * would resolve or reject its promise: a form whose acks wait for a batch to go makes no
+   * promise, nor its two functions, a delivery. Called at most once (this or `settle`).
+   */
+  settleInto?(settlement: Settlement, answer: SettleAnswer): void;
   /**
    * Runs `work` (a transactional handler's body) and the settlement it returns in one
    * transaction, by the form's claimer. Absent where the claimer offers no transactions. When
@@ -49,6 +55,14 @@ export interface HeldRow {
    * has nothing to give back.
    */
   giveBack(reason: BrokerError): Promise<void>;
+}
+
+/** What {@link HeldRow.settleInto} answers, once: the settlement landed, or failed with an error. */
+export interface SettleAnswer {
+  /** The settlement is committed. */
+  landed(): void;
+  /** The settlement failed with `error` (as `settle` would reject). */
+  failed(error: unknown): void;
 }
 
 /** Claims rows for one subscription in one form. */

@@ -36,7 +36,7 @@ import {
   type Offering,
   offers,
 } from "./forms.js";
-import type { FormRuntime, HeldRow } from "./held-row.js";
+import type { FormRuntime, HeldRow, SettleAnswer } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { Logger } from "./logger.js";
 import type { ClaimedRow, RowId } from "./rows.js";
@@ -69,6 +69,11 @@ export class LeaseRuntime implements FormRuntime {
   readonly #nowMs: () => number;
   readonly #skew: ClockSkewMonitor | undefined;
   #extending = false;
+  /**
+   * Whether a claim ever took a row whose earlier hold was still unfinished but could not keep it
+   * (lost, given up): only then can two acks of one row wait at once (see {@link nextAcks}).
+   */
+  #heldTwice = false;
   /** Where acks wait to go together, or with the next claim; `undefined`: each goes alone at once. */
   readonly #acks: AckCarrier<LeaseHold> | undefined;
   /** The claimer where it carries acks with a claim. */
@@ -102,7 +107,7 @@ export class LeaseRuntime implements FormRuntime {
         : new AckCarrier<LeaseHold>({
             carried: this.#carrying !== undefined,
             oneAtATime: true,
-            take: nextAcks,
+            take: (waiting) => nextAcks(waiting, this.#heldTwice),
             alone: (acks) => this.#settleAcks(acks),
           });
     if (extend) {
@@ -123,7 +128,9 @@ export class LeaseRuntime implements FormRuntime {
     for (const { row, token } of claimed) {
       const key = String(row.id);
       // Taken back from this subscription itself (see the module's notes): the hold in work keeps it.
-      if (this.#own.get(key)?.adopt(token) === true) continue;
+      const own = this.#own.get(key);
+      if (own?.adopt(token) === true) continue;
+      if (own !== undefined) this.#heldTwice = true;
       const hold = new LeaseHold(this, row, token, key);
       this.#held.add(hold);
       this.#own.set(key, hold);
@@ -359,9 +366,12 @@ export class LeaseRuntime implements FormRuntime {
  * and never one row twice. A row can wait twice when it was taken over and claimed again by
  * this subscription while its stale ack waited: the two acks hold different tokens and must be
  * fenced one after the other, or a driver matching results by id would report both settled.
+ * That needs a claim that found the row's earlier hold unfinished (`heldTwice`); until one did,
+ * no row is looked for twice.
  */
-function nextAcks(waiting: LeaseHold[]): LeaseHold[] {
+function nextAcks(waiting: LeaseHold[], heldTwice: boolean): LeaseHold[] {
   if (waiting.length === 1) return waiting.splice(0, 1);
+  if (!heldTwice) return waiting.splice(0, MAX_COALESCED_SETTLEMENTS);
   const ids = new Set<RowId>();
   let later: LeaseHold[] | undefined;
   let taken = 0;
@@ -417,9 +427,8 @@ class LeaseHold implements HeldRow {
   readonly key: string;
   /** The ack this hold sends by the runtime's carrier, once it settles by one. */
   ack: AckSettlement | undefined;
-  /** Answer the promise `settle` returned for an ack. */
-  #acked: (() => void) | undefined;
-  #ackFailed: ((error: unknown) => void) | undefined;
+  /** Answers the ack sent by the carrier: what `settleInto` was given, or the promise `settle` returned. */
+  #answer: SettleAnswer | undefined;
 
   constructor(runtime: LeaseRuntime, row: ClaimedRow, token: LeaseToken, key: string) {
     this.#runtime = runtime;
@@ -464,6 +473,36 @@ class LeaseHold implements HeldRow {
     return this.extension === undefined ? this.#send(settlement) : this.#sendAfterExtension(settlement);
   }
 
+  /**
+   * {@link LeaseHold.settle} that answers `answer`: an ack the carrier takes makes no promise
+   * (the carrier's answer calls `answer`); anything else goes as `settle` does.
+   */
+  settleInto(settlement: Settlement, answer: SettleAnswer): void {
+    const runtime = this.#runtime;
+    if (
+      this.extension !== undefined ||
+      this.lostError !== undefined ||
+      !runtime.carriesAcks ||
+      !isAckSettlement(settlement)
+    ) {
+      this.settle(settlement).then(
+        () => answer.landed(),
+        (error: unknown) => answer.failed(error),
+      );
+      return;
+    }
+    this.settling = true;
+    runtime.forget(this);
+    this.#waitForAck(settlement, answer);
+  }
+
+  /** Hands the ack to the runtime's carrier; `answer` hears how it went. */
+  #waitForAck(settlement: AckSettlement, answer: SettleAnswer): void {
+    this.ack = settlement;
+    this.#answer = answer;
+    this.#runtime.ack(this);
+  }
+
   async #sendAfterExtension(settlement: Settlement): Promise<void> {
     await this.extension;
     return this.#send(settlement);
@@ -479,10 +518,7 @@ class LeaseHold implements HeldRow {
     if (settlement.kind === "release") runtime.finished(this);
     if (!runtime.carriesAcks || !isAckSettlement(settlement)) return this.#sendAlone(settlement);
     return new Promise<void>((resolve, reject) => {
-      this.ack = settlement;
-      this.#acked = resolve;
-      this.#ackFailed = reject;
-      runtime.ack(this);
+      this.#waitForAck(settlement, { landed: resolve, failed: reject });
     });
   }
 
@@ -505,12 +541,16 @@ class LeaseHold implements HeldRow {
   /** @internal the ack sent by the carrier is committed. */
   acked(): void {
     this.#runtime.finished(this);
-    this.#acked?.();
+    const answer = this.#answer;
+    this.#answer = undefined;
+    answer?.landed();
   }
 
   /** @internal the ack sent by the carrier failed with `error`. */
   ackFailed(error: unknown): void {
-    this.#ackFailed?.(this.#failed(error));
+    const answer = this.#answer;
+    this.#answer = undefined;
+    answer?.failed(this.#failed(error));
   }
 
   /**

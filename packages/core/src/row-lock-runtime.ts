@@ -31,7 +31,7 @@ import {
   type RowLockBatch,
   type RowLockClaimer,
 } from "./forms.js";
-import type { FormRuntime, HeldRow } from "./held-row.js";
+import type { FormRuntime, HeldRow, SettleAnswer } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { Logger } from "./logger.js";
 import type { ClaimedRow, RowId } from "./rows.js";
@@ -187,6 +187,10 @@ class BatchState {
   #ack: AckSettlement | undefined;
   /** Why the acks failed, if they did: their deliveries fail with it. */
   #ackFailure: unknown;
+  /** What acks taken by {@link BatchState.settleInto} answer once the batch ended. */
+  readonly #answers: SettleAnswer[] = [];
+  /** Whether the batch's end is awaited for {@link BatchState.#answers} (one wait a batch, not one a row). */
+  #answering = false;
 
   constructor(
     claimer: RowLockClaimer,
@@ -291,6 +295,48 @@ class BatchState {
     // runs in a frame of its own, without a step to queue (no closure, nor its scope, for an ack).
     if (deferred !== undefined && this.#queued === 0) return this.#ackNow(row, deferred);
     return this.#settleQueued(row, settlement, deferred);
+  }
+
+  /**
+   * {@link BatchState.settle} that answers `answer`: an ack while no step is queued waits for the
+   * batch's end in one list, answered from one wait of the batch (no frame, nor promise, a row).
+   */
+  settleInto(row: ClaimedRow, settlement: Settlement, answer: SettleAnswer): void {
+    if (!isAckSettlement(settlement) || this.#suspects.has(row.id) || this.#queued !== 0) {
+      this.settle(row, settlement).then(
+        () => answer.landed(),
+        (error: unknown) => answer.failed(error),
+      );
+      return;
+    }
+    this.#answers.push(answer);
+    if (!this.#answering) {
+      this.#answering = true;
+      void this.#done.then(() => this.#answerAll());
+    }
+    if (this.#ended) return;
+    this.#acked.push(row);
+    this.#ack = settlement;
+    this.#unsettled -= 1;
+    if (this.#unsettled === 0) void this.#finish();
+  }
+
+  /** The batch ended: answers every ack taken by {@link BatchState.settleInto}, as `#ackNow` would. */
+  #answerAll(): void {
+    this.#answering = false;
+    const answers = this.#answers.splice(0);
+    for (const answer of answers) {
+      let failure: unknown = this.#ackFailure;
+      if (failure === undefined) {
+        try {
+          this.#throwIfRolledBack();
+        } catch (error) {
+          failure = error;
+        }
+      }
+      if (failure === undefined) answer.landed();
+      else answer.failed(failure);
+    }
   }
 
   /** An ack while no step is queued: waits for the batch's end, which sends it. */
@@ -506,6 +552,10 @@ class RowLockHold implements HeldRow {
 
   settle(settlement: Settlement): Promise<void> {
     return this.#batch.settle(this.row, settlement);
+  }
+
+  settleInto(settlement: Settlement, answer: SettleAnswer): void {
+    this.#batch.settleInto(this.row, settlement, answer);
   }
 
   async giveBack(reason: BrokerError): Promise<void> {

@@ -20,7 +20,7 @@ import {
 import type { BrokerEvents } from "./events.js";
 import { type DeliveryActions, HandlerDelivery } from "./handler-delivery.js";
 import { deliveryTimeout, HandlerDeadline, type HandlerTimeoutSettings } from "./handler-timeout.js";
-import type { HeldRow } from "./held-row.js";
+import type { HeldRow, SettleAnswer } from "./held-row.js";
 import type { BrokerLogger, Logger } from "./logger.js";
 import { ack, deadLetter, type Outcome, retryAfter } from "./outcomes.js";
 import { untilDue } from "./retry-delay.js";
@@ -101,8 +101,19 @@ export interface ClaimTiming {
   readonly endedAt: number;
 }
 
-/** One delivery's state, from its claim to its settlement. */
-interface DeliveryRun {
+/** What a {@link DeliveryRun} tells its runner (one object a runner, not closures a delivery). */
+interface RunOwner {
+  /** The settlement the run sent landed. */
+  landed(run: DeliveryRun): void;
+  /** The settlement the run sent failed with `error`. */
+  failed(run: DeliveryRun, error: unknown): void;
+}
+
+/**
+ * One delivery's state, from its claim to its settlement; it hears its own settlement's answer
+ * ({@link SettleAnswer}), which it passes to its runner.
+ */
+class DeliveryRun implements SettleAnswer {
   readonly hold: HeldRow;
   /**
    * Whether the delivery is timed: someone wanted its durations when it began (instrumentation,
@@ -114,20 +125,52 @@ interface DeliveryRun {
   readonly scope: DeliveryScope | undefined;
   /** The worker slot the delivery holds: freed once its settlement is sent, ended when the delivery is over. */
   readonly slot: WorkerSlot;
+  readonly #owner: RunOwner;
   /** When the handler started (`performance.now()`; untimed: {@link DeliveryRun.started}), once it did. */
-  handlerStart: number | undefined;
+  handlerStart: number | undefined = undefined;
   /** How long the handler ran: until it returned or settled the row itself, whichever came first. */
-  handlerMs: number | undefined;
+  handlerMs: number | undefined = undefined;
   /** Whether the row was settled (or its settlement sent): nothing settles it again. */
-  settled: boolean;
+  settled = false;
   /** The error a settlement (or a transactional body's commit) failed with: the row was not settled. */
-  settleFailure: unknown;
+  settleFailure: unknown = undefined;
   /** Whether a transactional body (and its settlement) runs now: a timeout then gives the hold up. */
-  transacting: boolean;
+  transacting = false;
   /** The payload as the schema returned it, or the error of a payload it refused. */
-  invalid: InvalidArgumentError | undefined;
+  invalid: InvalidArgumentError | undefined = undefined;
   /** The settlement sent at once (see `#immediate`), if it was. */
-  sent: Settlement | undefined;
+  sent: Settlement | undefined = undefined;
+  /** The outcome the delivery's own settlement sends (not one the handler sent by `settle`). */
+  outcome: Outcome | undefined = undefined;
+
+  constructor(
+    hold: HeldRow,
+    timed: boolean,
+    started: number,
+    scope: DeliveryScope | undefined,
+    slot: WorkerSlot,
+    owner: RunOwner,
+  ) {
+    this.hold = hold;
+    this.timed = timed;
+    this.started = started;
+    this.scope = scope;
+    this.slot = slot;
+    this.#owner = owner;
+  }
+
+  landed(): void {
+    this.#owner.landed(this);
+  }
+
+  failed(error: unknown): void {
+    this.#owner.failed(this, error);
+  }
+
+  /** The delivery is over: its slot ends. */
+  end(): void {
+    this.slot.end();
+  }
 }
 
 /**
@@ -164,6 +207,8 @@ export class DeliveryRunner<P, H> {
   #warnedRetryAfter = false;
   /** What every delivery's `settle` and `transaction` call (made once, not per delivery). */
   readonly #actions: DeliveryActions<DeliveryRun>;
+  /** What every delivery's own settlement answers (made once, not per delivery). */
+  readonly #runOwner: RunOwner;
 
   constructor(args: {
     table: TableDefinition;
@@ -195,75 +240,225 @@ export class DeliveryRunner<P, H> {
       settle: (run, outcome) => this.#settleBy(run, outcome),
       transaction: (run, body) => this.#transaction(run, body),
     };
+    this.#runOwner = {
+      landed: (run) => this.#sentLanded(run),
+      failed: (run, error) => this.#sentFailed(run, error),
+    };
   }
 
   /**
    * Runs one delivery of `hold` (its claim timed by `claim`) in `slot`: frees it once its settlement
-   * is sent, ends it when the delivery is over. Never rejects: what fails is logged and reported.
+   * is sent, ends it when the delivery is over. Never throws: what fails is logged and reported.
+   *
+   * The common delivery (no payload schema, no timeout) makes no promise of its own: the handler's
+   * result is followed with one `then`, and the settlement answers the delivery where the hold can
+   * (`HeldRow.settleInto`), so that a batch of prefetched rows costs the garbage collector little.
    */
-  async deliver(hold: HeldRow, claim: ClaimTiming, slot: WorkerSlot): Promise<void> {
+  deliver(hold: HeldRow, claim: ClaimTiming, slot: WorkerSlot): void {
+    let run: DeliveryRun;
     try {
-      const run = this.#begin(hold, claim, slot);
-      const { row } = hold;
-      let outcome = this.#outcomeWithoutHandler(row);
-      if (outcome === undefined) {
-        const schema = this.#table.payloadSchema;
-        const payload = schema === undefined ? row.payload : await this.#checkPayload(run, schema);
-        if (run.invalid !== undefined) {
-          this.#stats.failed += 1;
-          outcome = invalidPayloadOutcome(row.attempt, this.#settings);
-          this.#failed(hold, run.invalid, outcome, "its payload fails the table's payloadSchema", run.scope);
-        } else {
-          const deadline = this.#deadline(row);
-          const delivery = new HandlerDelivery<P, H, DeliveryRun>(
-            hold,
-            payload as P,
-            this.#table,
-            deadline,
-            run,
-            this.#actions,
-          );
-          run.handlerStart = run.timed ? performance.now() : run.started;
-          try {
-            let result: Awaited<ReturnType<Handler<P, H>>>;
-            if (deadline === undefined) {
-              result = await this.#call(delivery, run.scope);
-            } else {
-              const ran = await this.#callWithin(delivery, run.scope, deadline);
-              if ("expired" in ran) {
-                await this.#expired(run, ran.expired);
-                return;
-              }
-              result = ran.value;
-            }
-            this.#handlerElapsed(run);
-            if (run.settled) return;
-            outcome = handlerOutcome(result);
-          } catch (error) {
-            outcome = this.#handlerThrew(run, error);
-            if (outcome === undefined) return;
-          }
-        }
-      }
-      if (run.settled) return;
-      // What #settleBy does, in this frame (not one more per delivery).
-      try {
-        await this.#send(run, outcome);
-      } catch (error) {
-        this.#notLanded(run, outcome, error);
-        this.#logger.error(`Table "${this.#table.name}": settling row ${String(row.id)} failed.`, {
-          err: error,
-          table: this.#table.name,
-          id: row.id,
-          outcome: outcome.kind,
-          settled: false,
-        });
+      run = this.#begin(hold, claim, slot);
+    } catch (error) {
+      this.#broke(hold, error);
+      slot.end();
+      return;
+    }
+    try {
+      const outcome = this.#outcomeWithoutHandler(hold.row);
+      if (outcome !== undefined) this.#settleOutcome(run, outcome);
+      else if (this.#table.payloadSchema !== undefined || this.#settings.timeout !== undefined)
+        void this.#deliverChecked(run);
+      else this.#runHandler(run, hold.row.payload as P);
+    } catch (error) {
+      this.#broke(hold, error);
+      run.end();
+    }
+  }
+
+  /** A delivery whose payload is checked first, or whose handler runs within a timeout. */
+  async #deliverChecked(run: DeliveryRun): Promise<void> {
+    // Once the run was handed on (to the handler's `then`, or to its settlement), what it was
+    // handed to ends it; until then, this frame does.
+    let handedOn = false;
+    try {
+      const { row } = run.hold;
+      const schema = this.#table.payloadSchema;
+      const payload = schema === undefined ? row.payload : await this.#checkPayload(run, schema);
+      if (run.invalid !== undefined) {
+        this.#stats.failed += 1;
+        const outcome = invalidPayloadOutcome(row.attempt, this.#settings);
+        this.#failed(
+          run.hold,
+          run.invalid,
+          outcome,
+          "its payload fails the table's payloadSchema",
+          run.scope,
+        );
+        handedOn = true;
+        this.#settleOutcome(run, outcome);
         return;
       }
-      this.#landed(run, outcome);
+      const deadline = this.#deadline(row);
+      if (deadline === undefined) {
+        handedOn = true;
+        this.#runHandler(run, payload as P);
+        return;
+      }
+      const delivery = new HandlerDelivery<P, H, DeliveryRun>(
+        run.hold,
+        payload as P,
+        this.#table,
+        deadline,
+        run,
+        this.#actions,
+      );
+      run.handlerStart = run.timed ? performance.now() : run.started;
+      let ran:
+        | { readonly value: Awaited<ReturnType<Handler<P, H>>> }
+        | { readonly expired: HandlerTimeoutError };
+      try {
+        ran = await this.#callWithin(delivery, run.scope, deadline);
+        if ("expired" in ran) {
+          await this.#expired(run, ran.expired);
+          return;
+        }
+      } catch (error) {
+        handedOn = true;
+        this.#threw(run, error);
+        return;
+      }
+      handedOn = true;
+      this.#returned(run, ran.value);
+    } catch (error) {
+      this.#broke(run.hold, error);
     } finally {
-      slot.end();
+      if (!handedOn) run.end();
     }
+  }
+
+  /** Runs the handler (without a deadline); its return or throw settles the row. */
+  #runHandler(run: DeliveryRun, payload: P): void {
+    const delivery = new HandlerDelivery<P, H, DeliveryRun>(
+      run.hold,
+      payload,
+      this.#table,
+      undefined,
+      run,
+      this.#actions,
+    );
+    run.handlerStart = run.timed ? performance.now() : run.started;
+    let result: ReturnType<Handler<P, H>>;
+    try {
+      result = this.#call(delivery, run.scope);
+    } catch (error) {
+      this.#threw(run, error);
+      return;
+    }
+    // As `await` would: a value the handler returned is taken up in a later microtask.
+    Promise.resolve(result).then(
+      (value) => this.#returned(run, value),
+      (error: unknown) => this.#threw(run, error),
+    );
+  }
+
+  /** The handler returned `value`: the row is settled by it, unless the handler settled it. */
+  #returned(run: DeliveryRun, value: unknown): void {
+    this.#handlerElapsed(run);
+    let outcome: Outcome;
+    try {
+      if (run.settled) {
+        run.end();
+        return;
+      }
+      outcome = handlerOutcome(value);
+    } catch (error) {
+      this.#threw(run, error);
+      return;
+    }
+    this.#settleOutcome(run, outcome);
+  }
+
+  /** The handler threw `error` (or returned what is not an outcome): a failed attempt, unless it settled the row. */
+  #threw(run: DeliveryRun, error: unknown): void {
+    let outcome: Outcome | undefined;
+    try {
+      outcome = this.#handlerThrew(run, error);
+    } catch (unexpected) {
+      this.#broke(run.hold, unexpected);
+    }
+    if (outcome === undefined) run.end();
+    else this.#settleOutcome(run, outcome);
+  }
+
+  /**
+   * Settles the row by `outcome` (where nothing settled it yet) and ends the delivery once the
+   * settlement landed or failed ({@link DeliveryRunner.#sentLanded}, {@link DeliveryRunner.#sentFailed}).
+   */
+  #settleOutcome(run: DeliveryRun, outcome: Outcome): void {
+    if (run.settled) {
+      run.end();
+      return;
+    }
+    run.outcome = outcome;
+    try {
+      // What #settleBy does, without a frame that waits (the hold, or one `then`, answers the run).
+      const settlement = this.#sendStart(run, outcome);
+      const { hold } = run;
+      if (settlement === undefined) {
+        this.#apply(hold, outcome).then(
+          () => run.landed(),
+          (error: unknown) => run.failed(error),
+        );
+      } else if (hold.settleInto !== undefined) {
+        hold.settleInto(settlement, run);
+      } else {
+        hold.settle(settlement).then(
+          () => run.landed(),
+          (error: unknown) => run.failed(error),
+        );
+      }
+    } catch (error) {
+      run.failed(error);
+    }
+  }
+
+  /** The settlement {@link DeliveryRunner.#settleOutcome} sent landed: reported, and the delivery ends. */
+  #sentLanded(run: DeliveryRun): void {
+    try {
+      this.#landed(run, run.outcome ?? ack());
+    } catch (error) {
+      this.#broke(run.hold, error);
+    } finally {
+      run.end();
+    }
+  }
+
+  /** The settlement {@link DeliveryRunner.#settleOutcome} sent failed with `error`: remembered, reported, logged; the delivery ends. */
+  #sentFailed(run: DeliveryRun, error: unknown): void {
+    const outcome = run.outcome ?? ack();
+    const { row } = run.hold;
+    try {
+      this.#notLanded(run, outcome, error);
+      this.#logger.error(`Table "${this.#table.name}": settling row ${String(row.id)} failed.`, {
+        err: error,
+        table: this.#table.name,
+        id: row.id,
+        outcome: outcome.kind,
+        settled: false,
+      });
+    } catch (unexpected) {
+      this.#broke(run.hold, unexpected);
+    } finally {
+      run.end();
+    }
+  }
+
+  /** A fault of rowclaim's own in a delivery (none is known): logged, so that the delivery can end. */
+  #broke(hold: HeldRow, error: unknown): void {
+    this.#logger.error(
+      `Table "${this.#table.name}": the delivery of row ${String(hold.row.id)} failed inside rowclaim; its row comes back as its form brings back a crashed delivery's row.`,
+      { err: error, table: this.#table.name, id: hold.row.id },
+    );
   }
 
   /** Starts a delivery: emits `claimed`, starts its span; reads the clock only where someone wants durations. */
@@ -275,20 +470,14 @@ export class DeliveryRunner<P, H> {
       (logger.debug !== undefined && logger.isDebugEnabled());
     if (events.has("claimed"))
       events.emit("claimed", { ...this.#rowFields(hold.row), claimMs: claim.claimMs });
-    return {
+    return new DeliveryRun(
       hold,
       timed,
-      started: timed ? performance.now() : claim.endedAt,
-      scope: instrumentation?.startDelivery(this.#table, hold.row),
+      timed ? performance.now() : claim.endedAt,
+      instrumentation?.startDelivery(this.#table, hold.row),
       slot,
-      handlerStart: undefined,
-      handlerMs: undefined,
-      settled: false,
-      settleFailure: undefined,
-      transacting: false,
-      invalid: undefined,
-      sent: undefined,
-    };
+      this.#runOwner,
+    );
   }
 
   /**
@@ -479,16 +668,25 @@ export class DeliveryRunner<P, H> {
    * landed. Then {@link DeliveryRunner.#landed}, or {@link DeliveryRunner.#notLanded} with the error.
    */
   #send(run: DeliveryRun, outcome: Outcome): Promise<void> {
-    const { hold } = run;
+    const settlement = this.#sendStart(run, outcome);
+    return settlement === undefined ? this.#apply(run.hold, outcome) : run.hold.settle(settlement);
+  }
+
+  /**
+   * Marks the delivery settled and frees its worker where `outcome` finishes the row; returns the
+   * settlement to send at once (see {@link DeliveryRunner.#immediate}), or `undefined` for one
+   * {@link DeliveryRunner.#apply} sends.
+   */
+  #sendStart(run: DeliveryRun, outcome: Outcome): Settlement | undefined {
     run.settled = true;
     this.#handlerElapsed(run);
     // An ack frees the worker at once; a retry or a dead letter first gives its row back, so
     // that the next claim sees it where it belongs (a retried row keeps its place in order).
     if (finishesRow(outcome)) run.slot.free();
     // The common settlement is sent from here, not through #apply's frames.
-    const settlement = this.#immediate(hold, outcome);
+    const settlement = this.#immediate(run.hold, outcome);
     run.sent = settlement;
-    return settlement === undefined ? this.#apply(hold, outcome) : hold.settle(settlement);
+    return settlement;
   }
 
   /** The settlement {@link DeliveryRunner.#send} sent landed: counted, reported. */

@@ -83,9 +83,9 @@ const NO_CLAIM_TIMING: ClaimTiming = Object.freeze({ claimMs: 0, endedAt: 0 });
 export interface DeliveryStarter {
   /**
    * Runs one delivery of `hold` in `slot`: frees the slot once its settlement is sent, and ends
-   * it when the delivery is over. Never rejects.
+   * it when the delivery is over. Never throws.
    */
-  deliver(hold: HeldRow, claim: ClaimTiming, slot: WorkerSlot): Promise<void>;
+  deliver(hold: HeldRow, claim: ClaimTiming, slot: WorkerSlot): void;
 }
 
 /** What a {@link DeliverySlot} tells its claim loop. */
@@ -569,8 +569,8 @@ export class ClaimScheduler {
     this.#busy += 1;
     const slot = new DeliverySlot(hold, this.#slots);
     this.#running += 1;
-    // Never rejects; the delivery ends its slot itself (no promise chained to it per delivery).
-    void this.#deliveries.deliver(hold, claim, slot);
+    // Never throws; the delivery ends its slot itself.
+    this.#deliveries.deliver(hold, claim, slot);
   }
 
   /** Gives back every row waiting for a worker (the subscription stopped); failures are logged. */
