@@ -46,7 +46,8 @@ export interface Subscription {
    * How many rows the subscription holds now: deliveries in work (settlements in flight
    * included) plus rows claimed ahead that wait for a worker. Rows whose handlers have not sent
    * their settlement never pass `workers + prefetch`; rows whose settlements are in flight, up to
-   * as many more, until those commit (the next claim runs beside a settlement's commit).
+   * as many more (twice as many in the lease form with `prefetch`), until those commit (the next
+   * claim runs beside a settlement's commit).
    */
   readonly held: number;
   /**

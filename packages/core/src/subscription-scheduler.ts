@@ -156,11 +156,24 @@ export function leastPerClaim(form: ClaimFormName, settings: ClaimSettings): num
 }
 
 /**
+ * How many rows whose settlements are in flight a subscription holds beyond its capacity
+ * (`workers + prefetch`): the capacity, or twice it for a lease subscription with `prefetch`.
+ * There a claim's worth of acks goes in one statement, one statement at a time, while the claims
+ * run beside it; with room for one capacity only, the claims would wait for the acks' commits (a
+ * lease ack holds no connection, only the row until its commit). A row lock batch holds its
+ * connection until its acks commit, and an advisory row its key: those stay within one capacity.
+ */
+export function settlingRoom(form: ClaimFormName, settings: ClaimSettings): number {
+  const capacity = settings.workers + settings.prefetch;
+  return form === "lease" && settings.prefetch > 0 ? 2 * capacity : capacity;
+}
+
+/**
  * How many rows the next claim may take: rows whose handlers have not sent their settlement
  * (running, `busy`, or waiting for a worker) and the rows claims in flight reserved stay within
  * `capacity` (`workers + prefetch`). A row whose settlement is in flight leaves room at once, so
  * the next claim starts without waiting for the settlement's commit; such rows are still `held`
- * until it commits, at most `capacity` more.
+ * until it commits, at most `settling` more ({@link settlingRoom}; the capacity by default).
  */
 export function claimRoom(
   capacity: number,
@@ -168,8 +181,9 @@ export function claimRoom(
   waiting: number,
   held: number,
   reserved: number,
+  settling: number = capacity,
 ): number {
-  return Math.min(capacity - busy - waiting - reserved, 2 * capacity - held - reserved);
+  return Math.min(capacity - busy - waiting - reserved, capacity + settling - held - reserved);
 }
 
 /**
@@ -219,6 +233,8 @@ export class ClaimScheduler {
   readonly #stopped: AbortController;
   readonly #slotFreed = new WakeSignal();
   readonly #capacity: number;
+  /** Rows whose settlements are in flight that the loop holds beyond its capacity ({@link settlingRoom}). */
+  readonly #settling: number;
   readonly #mostPerClaim: number;
   readonly #leastPerClaim: number;
   #state: ClaimState = "ready";
@@ -288,6 +304,7 @@ export class ClaimScheduler {
     this.#dueWake = args.shared.dueWake;
     this.#stopped = args.stop;
     this.#capacity = args.settings.workers + args.settings.prefetch;
+    this.#settling = settlingRoom(args.table.form, args.settings);
     this.#mostPerClaim = mostPerClaim(args.table.form, args.settings);
     this.#leastPerClaim = leastPerClaim(args.table.form, args.settings);
     this.#slots = {
@@ -391,7 +408,14 @@ export class ClaimScheduler {
     const most = this.#mostPerClaim;
     let ranSince = performance.now();
     while (this.#open) {
-      const room = claimRoom(this.#capacity, this.#busy, this.#waiting.length, this.held, this.#reserved);
+      const room = claimRoom(
+        this.#capacity,
+        this.#busy,
+        this.#waiting.length,
+        this.held,
+        this.#reserved,
+        this.#settling,
+      );
       // On a busy queue, room for fewer rows than a claim's least waits for more (see leastPerClaim).
       if (room <= 0 || (this.#full && room < this.#leastPerClaim)) {
         // Every finished delivery, finished claim and stop wakes this wait: no timer to arm and clear.

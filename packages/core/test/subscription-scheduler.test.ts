@@ -9,6 +9,7 @@ import {
   idleWaitMs,
   leastPerClaim,
   mostPerClaim,
+  settlingRoom,
   stateAfterClaim,
 } from "../src/subscription-scheduler.js";
 
@@ -72,6 +73,15 @@ describe("a claim takes at most the room left by held rows and claims in flight"
     // Nothing running, but 7 rows still held by settlements in flight: one slot left.
     expect(claimRoom(4, 0, 0, 7, 0)).toBe(1);
     expect(claimRoom(4, 0, 0, 8, 0)).toBe(0);
+    expect(claimRoom(4, 0, 0, 8, 0, 8)).toBe(4);
+    expect(claimRoom(4, 0, 0, 12, 0, 8)).toBe(0);
+  });
+  it("a lease subscription with prefetch holds twice its capacity in settlements in flight; others, its capacity", () => {
+    const ahead = { ...settings, workers: 8, batch: 508, prefetch: 500 };
+    expect(settlingRoom("lease", ahead)).toBe(1016);
+    expect(settlingRoom("lease", settings)).toBe(4);
+    expect(settlingRoom("rowLock", ahead)).toBe(508);
+    expect(settlingRoom("advisory", settings)).toBe(4);
   });
   it("without prefetch (or outside the lease form) a claim asks for a whole batch", () => {
     expect(mostPerClaim("lease", settings)).toBe(10);
