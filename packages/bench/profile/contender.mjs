@@ -7,10 +7,9 @@
 //
 // Prints one JSON line a round (jobs/s, Node CPU µs/job). PROFILE=<file>: a CPU profile of the
 // last round's drain alone (summarise it with summarise.mjs). Not a benchmark: `src/` is.
-import { writeFileSync } from "node:fs";
-import inspector from "node:inspector/promises";
 import { DrainRun } from "../dist/contender.js";
 import { contenderOf } from "./contender-of.mjs";
+import { startRecording } from "./recording.mjs";
 
 const [id, workersArg = "8", jobsArg = "10000", roundsArg = "1"] = process.argv.slice(2);
 if (id === undefined) throw new Error("usage: contender.mjs <id> [workers] [jobs] [rounds]");
@@ -22,21 +21,11 @@ const profileFile = process.env.PROFILE;
 for (let round = 1; round <= rounds; round += 1) {
   await contender.fill(jobs);
   globalThis.gc?.();
-  const session = profileFile !== undefined && round === rounds ? new inspector.Session() : undefined;
-  if (session !== undefined) {
-    session.connect();
-    await session.post("Profiler.enable");
-    await session.post("Profiler.setSamplingInterval", { interval: 200 });
-    await session.post("Profiler.start");
-  }
+  const recording = await startRecording("cpu", round === rounds ? profileFile : undefined);
   const run = new DrainRun(work);
   const done = await contender.drain(workers, jobs, run);
   const { ms, cpuMicros } = run.figures();
-  if (session !== undefined) {
-    const { profile } = await session.post("Profiler.stop");
-    writeFileSync(profileFile, JSON.stringify(profile));
-    session.disconnect();
-  }
+  await recording.stop();
   console.log(
     JSON.stringify({
       id,

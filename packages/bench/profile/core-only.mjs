@@ -9,12 +9,12 @@
 //   node --expose-gc packages/bench/profile/core-only.mjs [workers=8] [jobs=100000] [rounds=5] [prefetch=500]
 //   PROFILE=/tmp/core.cpuprofile node --expose-gc packages/bench/profile/core-only.mjs
 //   ALLOC=/tmp/core.heapprofile node --expose-gc packages/bench/profile/core-only.mjs   (summarise-alloc.mjs)
-import { writeFileSync } from "node:fs";
-import inspector from "node:inspector/promises";
 import { createBroker } from "@rowclaim/core";
 import { decodeClaimedRow } from "@rowclaim/core/driver";
 import { asyncNoOpHandler } from "rowclaim/bench";
 import { benchTable } from "../dist/bench-table.js";
+import { DrainRun, waitUntil, withinDrain } from "../dist/contender.js";
+import { startRecording } from "./recording.mjs";
 
 const [workersArg = "8", jobsArg = "100000", roundsArg = "5", prefetchArg = "500"] = process.argv.slice(2);
 const workers = Number(workersArg);
@@ -93,44 +93,21 @@ const broker = createBroker({ driver });
 for (let round = 1; round <= rounds; round += 1) {
   claimer.left = jobs;
   globalThis.gc?.();
-  const profileFile = process.env.PROFILE;
-  const session = profileFile !== undefined && round === rounds ? new inspector.Session() : undefined;
-  if (session !== undefined) {
-    session.connect();
-    await session.post("Profiler.enable");
-    await session.post("Profiler.setSamplingInterval", { interval: 200 });
-    await session.post("Profiler.start");
-  }
-  const allocFile = round === rounds ? process.env.ALLOC : undefined;
-  const heap = allocFile === undefined ? undefined : new inspector.Session();
-  if (heap !== undefined) {
-    heap.connect();
-    await heap.post("HeapProfiler.startSampling", {
-      samplingInterval: 1024,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
-    });
-  }
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  const subscription = await broker.subscribe(table, (job) => asyncNoOpHandler(job.payload), {
+  const last = round === rounds;
+  const cpuRecording = await startRecording("cpu", last ? process.env.PROFILE : undefined);
+  const allocRecording = await startRecording("alloc", last ? process.env.ALLOC : undefined);
+  // Timed as the benchmark times a drain: from the first handler call, no timer until the last.
+  const run = new DrainRun(asyncNoOpHandler);
+  const subscription = await broker.subscribe(table, (job) => run.handler(job.payload), {
     workers,
     prefetch,
   });
-  while (subscription.stats.acked < jobs) await new Promise((resolve) => setTimeout(resolve, 1));
-  const ms = performance.now() - started;
-  const used = process.cpuUsage(cpu);
+  await withinDrain(run.handled(jobs), "the handlers");
+  await waitUntil(() => subscription.stats.acked >= jobs, "the acks", 60_000);
+  run.settled();
   await subscription.stop();
-  if (heap !== undefined) {
-    const { profile } = await heap.post("HeapProfiler.stopSampling");
-    writeFileSync(allocFile, JSON.stringify(profile));
-    heap.disconnect();
-  }
-  if (session !== undefined) {
-    const { profile } = await session.post("Profiler.stop");
-    writeFileSync(profileFile, JSON.stringify(profile));
-    session.disconnect();
-  }
+  await Promise.all([allocRecording.stop(), cpuRecording.stop()]);
+  const { ms, cpuMicros } = run.figures();
   console.log(
     JSON.stringify({
       workers,
@@ -138,7 +115,7 @@ for (let round = 1; round <= rounds; round += 1) {
       jobs,
       round,
       jobsPerSecond: Math.round((jobs / ms) * 1000),
-      cpuMicrosPerJob: Number(((used.user + used.system) / jobs).toFixed(2)),
+      cpuMicrosPerJob: Number((cpuMicros / jobs).toFixed(2)),
     }),
   );
 }

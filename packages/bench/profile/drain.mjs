@@ -6,11 +6,11 @@
 //   PROFILE=/tmp/drain.cpuprofile node packages/bench/profile/drain.mjs postgres lease 8 500
 //
 // It prints one JSON line. Not a benchmark: the workspace benchmark (src/) is.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import inspector from "node:inspector/promises";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBroker, defineTable } from "@rowclaim/core";
+import { startRecording } from "./recording.mjs";
 
 const [database = "postgres", form = "lease", workersArg = "8", prefetchArg = "0", jobsArg = "10000"] =
   process.argv.slice(2);
@@ -84,25 +84,11 @@ for (let at = 0; at < jobs; at += 500) {
 
 // PROFILE=<file>: a CPU profile of the drain alone (not the fill), written to <file>.
 const profileFile = process.env.PROFILE;
-const session = profileFile === undefined ? undefined : new inspector.Session();
-if (session !== undefined) {
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.setSamplingInterval", { interval: 200 });
-  await session.post("Profiler.start");
-}
+const cpuRecording = await startRecording("cpu", profileFile);
 counting = true;
 // ALLOC=<file>: a sampled allocation profile of the drain (`.heapprofile`, bytes by stack).
 const allocFile = process.env.ALLOC;
-const heapSession = allocFile === undefined ? undefined : new inspector.Session();
-if (heapSession !== undefined) {
-  heapSession.connect();
-  await heapSession.post("HeapProfiler.startSampling", {
-    samplingInterval: 1024,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
-  });
-}
+const allocRecording = await startRecording("alloc", allocFile);
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
 // No timer runs until the last handler returned (a poll would wake the process, and cost CPU,
@@ -125,16 +111,8 @@ await allHandled;
 while (subscription.stats.acked < jobs) await new Promise((resolve) => setTimeout(resolve, 1));
 const ms = performance.now() - started;
 const cpu = process.cpuUsage(cpuBefore);
-if (heapSession !== undefined) {
-  const { profile } = await heapSession.post("HeapProfiler.stopSampling");
-  writeFileSync(allocFile, JSON.stringify(profile));
-  heapSession.disconnect();
-}
-if (session !== undefined) {
-  const { profile } = await session.post("Profiler.stop");
-  writeFileSync(profileFile, JSON.stringify(profile));
-  session.disconnect();
-}
+await allocRecording.stop();
+await cpuRecording.stop();
 await subscription.stop();
 await run(database === "mysql" ? `DROP TABLE IF EXISTS \`${name}\`` : `DROP TABLE IF EXISTS "${name}"`);
 await broker.close();
