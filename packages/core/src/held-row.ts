@@ -65,6 +65,14 @@ export interface SettleAnswer {
   failed(error: unknown): void;
 }
 
+/** Answers `answer` when `settled` resolves or rejects (a hold's `settleInto` where it has no list of its own). */
+export function answerWhen(settled: Promise<void>, answer: SettleAnswer): void {
+  settled.then(
+    () => answer.landed(),
+    (error: unknown) => answer.failed(error),
+  );
+}
+
 /** Claims rows for one subscription in one form. */
 export interface FormRuntime {
   /** Claims up to `limit` rows. */

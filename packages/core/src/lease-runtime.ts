@@ -36,7 +36,7 @@ import {
   type Offering,
   offers,
 } from "./forms.js";
-import type { FormRuntime, HeldRow, SettleAnswer } from "./held-row.js";
+import { answerWhen, type FormRuntime, type HeldRow, type SettleAnswer } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { Logger } from "./logger.js";
 import type { ClaimedRow, RowId } from "./rows.js";
@@ -485,10 +485,7 @@ class LeaseHold implements HeldRow {
       !runtime.carriesAcks ||
       !isAckSettlement(settlement)
     ) {
-      this.settle(settlement).then(
-        () => answer.landed(),
-        (error: unknown) => answer.failed(error),
-      );
+      answerWhen(this.settle(settlement), answer);
       return;
     }
     this.settling = true;

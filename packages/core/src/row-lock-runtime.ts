@@ -31,7 +31,7 @@ import {
   type RowLockBatch,
   type RowLockClaimer,
 } from "./forms.js";
-import type { FormRuntime, HeldRow, SettleAnswer } from "./held-row.js";
+import { answerWhen, type FormRuntime, type HeldRow, type SettleAnswer } from "./held-row.js";
 import { LazyAbort } from "./lazy-abort.js";
 import type { Logger } from "./logger.js";
 import type { ClaimedRow, RowId } from "./rows.js";
@@ -187,7 +187,7 @@ class BatchState {
   #ack: AckSettlement | undefined;
   /** Why the acks failed, if they did: their deliveries fail with it. */
   #ackFailure: unknown;
-  /** What acks taken by {@link BatchState.settleInto} answer once the batch ended. */
+  /** What the acks waiting for the batch's end answer once it ended (see `#ackAtEnd`). */
   readonly #answers: SettleAnswer[] = [];
   /** Whether the batch's end is awaited for {@link BatchState.#answers} (one wait a batch, not one a row). */
   #answering = false;
@@ -292,8 +292,12 @@ class BatchState {
     // A row whose batch's ack statement failed before acks alone (see the module's notes).
     const deferred = isAckSettlement(settlement) && !this.#suspects.has(row.id) ? settlement : undefined;
     // Nothing queued: the queued step would run now, and an ack's part of it sends nothing. It
-    // runs in a frame of its own, without a step to queue (no closure, nor its scope, for an ack).
-    if (deferred !== undefined && this.#queued === 0) return this.#ackNow(row, deferred);
+    // waits for the batch's end without a step to queue (no closure, nor its scope, for an ack).
+    if (deferred !== undefined && this.#queued === 0) {
+      return new Promise((resolve, reject) => {
+        this.#ackAtEnd(row, deferred, { landed: resolve, failed: reject });
+      });
+    }
     return this.#settleQueued(row, settlement, deferred);
   }
 
@@ -303,12 +307,14 @@ class BatchState {
    */
   settleInto(row: ClaimedRow, settlement: Settlement, answer: SettleAnswer): void {
     if (!isAckSettlement(settlement) || this.#suspects.has(row.id) || this.#queued !== 0) {
-      this.settle(row, settlement).then(
-        () => answer.landed(),
-        (error: unknown) => answer.failed(error),
-      );
+      answerWhen(this.settle(row, settlement), answer);
       return;
     }
+    this.#ackAtEnd(row, settlement, answer);
+  }
+
+  /** An ack while no step is queued: joins the acks the batch's end sends; `answer` hears how the batch ended. */
+  #ackAtEnd(row: ClaimedRow, settlement: AckSettlement, answer: SettleAnswer): void {
     this.#answers.push(answer);
     if (!this.#answering) {
       this.#answering = true;
@@ -321,7 +327,7 @@ class BatchState {
     if (this.#unsettled === 0) void this.#finish();
   }
 
-  /** The batch ended: answers every ack taken by {@link BatchState.settleInto}, as `#ackNow` would. */
+  /** The batch ended: answers every ack that waited for it: its acks' failure, the batch's rollback, or landed. */
   #answerAll(): void {
     this.#answering = false;
     const answers = this.#answers.splice(0);
@@ -337,19 +343,6 @@ class BatchState {
       if (failure === undefined) answer.landed();
       else answer.failed(failure);
     }
-  }
-
-  /** An ack while no step is queued: waits for the batch's end, which sends it. */
-  async #ackNow(row: ClaimedRow, settlement: AckSettlement): Promise<void> {
-    if (!this.#ended) {
-      this.#acked.push(row);
-      this.#ack = settlement;
-      this.#unsettled -= 1;
-      if (this.#unsettled === 0) await this.#finish();
-    }
-    await this.#done;
-    if (this.#ackFailure !== undefined) throw this.#ackFailure;
-    this.#throwIfRolledBack();
   }
 
   /** A settlement queued after the batch's other steps; `deferred`: the ack it is, to go with the batch's end. */

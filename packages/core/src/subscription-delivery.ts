@@ -20,7 +20,7 @@ import {
 import type { BrokerEvents } from "./events.js";
 import { type DeliveryActions, HandlerDelivery } from "./handler-delivery.js";
 import { deliveryTimeout, HandlerDeadline, type HandlerTimeoutSettings } from "./handler-timeout.js";
-import type { HeldRow, SettleAnswer } from "./held-row.js";
+import { answerWhen, type HeldRow, type SettleAnswer } from "./held-row.js";
 import type { BrokerLogger, Logger } from "./logger.js";
 import { ack, deadLetter, type Outcome, retryAfter } from "./outcomes.js";
 import { untilDue } from "./retry-delay.js";
@@ -209,6 +209,8 @@ export class DeliveryRunner<P, H> {
   readonly #actions: DeliveryActions<DeliveryRun>;
   /** What every delivery's own settlement answers (made once, not per delivery). */
   readonly #runOwner: RunOwner;
+  /** Whether a delivery checks its payload (`payloadSchema`) or runs its handler within a timeout first. */
+  readonly #checksFirst: boolean;
 
   constructor(args: {
     table: TableDefinition;
@@ -240,6 +242,7 @@ export class DeliveryRunner<P, H> {
       settle: (run, outcome) => this.#settleBy(run, outcome),
       transaction: (run, body) => this.#transaction(run, body),
     };
+    this.#checksFirst = args.table.payloadSchema !== undefined || args.settings.timeout !== undefined;
     this.#runOwner = {
       landed: (run) => this.#sentLanded(run),
       failed: (run, error) => this.#sentFailed(run, error),
@@ -266,8 +269,7 @@ export class DeliveryRunner<P, H> {
     try {
       const outcome = this.#outcomeWithoutHandler(hold.row);
       if (outcome !== undefined) this.#settleOutcome(run, outcome);
-      else if (this.#table.payloadSchema !== undefined || this.#settings.timeout !== undefined)
-        void this.#deliverChecked(run);
+      else if (this.#checksFirst) void this.#deliverChecked(run);
       else this.#runHandler(run, hold.row.payload as P);
     } catch (error) {
       this.#broke(hold, error);
@@ -404,19 +406,8 @@ export class DeliveryRunner<P, H> {
       // What #settleBy does, without a frame that waits (the hold, or one `then`, answers the run).
       const settlement = this.#sendStart(run, outcome);
       const { hold } = run;
-      if (settlement === undefined) {
-        this.#apply(hold, outcome).then(
-          () => run.landed(),
-          (error: unknown) => run.failed(error),
-        );
-      } else if (hold.settleInto !== undefined) {
-        hold.settleInto(settlement, run);
-      } else {
-        hold.settle(settlement).then(
-          () => run.landed(),
-          (error: unknown) => run.failed(error),
-        );
-      }
+      if (settlement !== undefined && hold.settleInto !== undefined) hold.settleInto(settlement, run);
+      else answerWhen(this.#sendNow(run, outcome, settlement), run);
     } catch (error) {
       run.failed(error);
     }
@@ -668,7 +659,11 @@ export class DeliveryRunner<P, H> {
    * landed. Then {@link DeliveryRunner.#landed}, or {@link DeliveryRunner.#notLanded} with the error.
    */
   #send(run: DeliveryRun, outcome: Outcome): Promise<void> {
-    const settlement = this.#sendStart(run, outcome);
+    return this.#sendNow(run, outcome, this.#sendStart(run, outcome));
+  }
+
+  /** Sends `settlement` ({@link DeliveryRunner.#sendStart}'s), or `outcome` by {@link DeliveryRunner.#apply} where there is none. */
+  #sendNow(run: DeliveryRun, outcome: Outcome, settlement: Settlement | undefined): Promise<void> {
     return settlement === undefined ? this.#apply(run.hold, outcome) : run.hold.settle(settlement);
   }
 
