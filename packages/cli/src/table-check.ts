@@ -59,8 +59,9 @@ export type SchemaProblem =
 /**
  * What a fix does to a live table: `adds` creates a table, a column or an index (a PostgreSQL
  * index is built `CONCURRENTLY`, so writes go on), replaces a claim-order index that lost its
- * columns, or sets a storage option (PostgreSQL's fillfactor: nothing is rewritten); `rewrites` changes a column's type, which rewrites the table under an exclusive lock;
- * `manual` is a comment for what no statement can do (SQLite cannot change a column's type).
+ * columns, or sets a storage option (PostgreSQL's fillfactor: nothing is rewritten); `rewrites`
+ * changes a column's type, which rewrites the table under an exclusive lock; `manual` is a
+ * comment for what no statement can do (SQLite cannot change a column's type).
  */
 export type FixEffect = "adds" | "rewrites" | "manual";
 
