@@ -44,6 +44,7 @@ import {
   unknownKey,
 } from "./options-check.js";
 import { encodeHeaders, encodePayload } from "./payload.js";
+import { RecentDelivery } from "./recent-delivery.js";
 import type { Headers, PublishRow, RowId } from "./rows.js";
 import { checkSchedule, type ScheduledPayload, type ScheduleOptionsFor } from "./schedule-options.js";
 import { type Schedule, ScheduleRunner } from "./schedule-runner.js";
@@ -118,6 +119,8 @@ export class Broker<D extends Driver = Driver> {
   readonly #startupRetryMs: number;
   /** Aborted by {@link Broker.close}: start-ups waiting to retry stop. */
   readonly #closeSignal = new AbortController();
+  /** The most recent handler delivery, kept until the next one or close (`src/recent-delivery.ts`). */
+  readonly #recent = new RecentDelivery();
 
   constructor(options: BrokerOptions & { readonly driver: D }) {
     if (
@@ -243,6 +246,7 @@ export class Broker<D extends Driver = Driver> {
       settings,
       logger: this.#logger,
       observer: this.#observer,
+      recent: this.#recent,
       ...(gate === undefined ? {} : { gate }),
       ...(this.#clock === undefined ? {} : { clock: this.#clock }),
       lease: {
@@ -701,6 +705,7 @@ export class Broker<D extends Driver = Driver> {
     await Promise.allSettled([...this.#listeners].map((listener) => listener.close()));
     this.#listeners.clear();
     await Promise.allSettled([...this.#closingListeners]);
+    this.#recent.clear();
     // The driver's close waits for its pool, which waits for every client checked out of it (one
     // your own code holds included): bounded by what is left of the timeout, and at least the grace.
     const limitMs = Math.max(deadline - Date.now(), CLOSE_GRACE_MS);

@@ -23,6 +23,7 @@ import { deliveryTimeout, HandlerDeadline, type HandlerTimeoutSettings } from ".
 import { answerWhen, type HeldRow, type SettleAnswer } from "./held-row.js";
 import type { BrokerLogger, Logger } from "./logger.js";
 import { ack, deadLetter, type Outcome, retryAfter } from "./outcomes.js";
+import type { RecentDelivery } from "./recent-delivery.js";
 import { untilDue } from "./retry-delay.js";
 import type { RowId } from "./rows.js";
 import type { Settlement } from "./settlement.js";
@@ -194,6 +195,7 @@ export class DeliveryRunner<P, H> {
   readonly #settings: DeliverySettings;
   readonly #logger: Logger;
   readonly #observer: SubscriptionObserver;
+  readonly #recent: RecentDelivery;
   readonly #inWork: Set<HeldRow>;
   readonly #signal: WakeSignal;
   readonly #dueWake: DueWake;
@@ -222,6 +224,8 @@ export class DeliveryRunner<P, H> {
     settings: DeliverySettings;
     logger: Logger;
     observer: SubscriptionObserver;
+    /** Where the broker keeps its most recent handler delivery. */
+    recent: RecentDelivery;
     shared: DeliveryShared;
     /** The host's clock, in milliseconds. */
     now: () => number;
@@ -233,6 +237,7 @@ export class DeliveryRunner<P, H> {
     this.#settings = args.settings;
     this.#logger = args.logger;
     this.#observer = args.observer;
+    this.#recent = args.recent;
     this.#inWork = args.shared.inWork;
     this.#signal = args.shared.signal;
     this.#dueWake = args.shared.dueWake;
@@ -306,14 +311,7 @@ export class DeliveryRunner<P, H> {
         this.#runHandler(run, payload as P);
         return;
       }
-      const delivery = new HandlerDelivery<P, H, DeliveryRun>(
-        run.hold,
-        payload as P,
-        this.#table,
-        deadline,
-        run,
-        this.#actions,
-      );
+      const delivery = this.#handlerView(run, payload as P, deadline);
       run.handlerStart = run.timed ? performance.now() : run.started;
       let ran:
         | { readonly value: Awaited<ReturnType<Handler<P, H>>> }
@@ -338,16 +336,27 @@ export class DeliveryRunner<P, H> {
     }
   }
 
-  /** Runs the handler (without a deadline); its return or throw settles the row. */
-  #runHandler(run: DeliveryRun, payload: P): void {
+  /** The handler's view of `run`, kept as the broker's most recent delivery (`src/recent-delivery.ts`). */
+  #handlerView(
+    run: DeliveryRun,
+    payload: P,
+    deadline: HandlerDeadline | undefined,
+  ): HandlerDelivery<P, H, DeliveryRun> {
     const delivery = new HandlerDelivery<P, H, DeliveryRun>(
       run.hold,
       payload,
       this.#table,
-      undefined,
+      deadline,
       run,
       this.#actions,
     );
+    this.#recent.keep(delivery);
+    return delivery;
+  }
+
+  /** Runs the handler (without a deadline); its return or throw settles the row. */
+  #runHandler(run: DeliveryRun, payload: P): void {
+    const delivery = this.#handlerView(run, payload, undefined);
     run.handlerStart = run.timed ? performance.now() : run.started;
     let result: ReturnType<Handler<P, H>>;
     try {

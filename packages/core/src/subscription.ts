@@ -14,6 +14,7 @@ import type { Claimer } from "./forms.js";
 import type { FormRuntime, HeldRow } from "./held-row.js";
 import { LeaseRuntime, type LeaseRuntimeOptions } from "./lease-runtime.js";
 import type { Logger } from "./logger.js";
+import type { RecentDelivery } from "./recent-delivery.js";
 import { RowLockRuntime } from "./row-lock-runtime.js";
 import type { Headers } from "./rows.js";
 import { DeliveryRunner, type DeliverySettings, type SubscriptionObserver } from "./subscription-delivery.js";
@@ -62,6 +63,8 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
     logger: Logger;
     onStopped: () => void;
     observer: SubscriptionObserver;
+    /** Where the broker keeps its most recent handler delivery. */
+    recent: RecentDelivery;
     /** Lease form: the host clock and the clock-skew check. */
     lease?: LeaseRuntimeOptions;
     /** The claim gate (`src/claim-gate.ts`), on a driver with run-time controls. */
@@ -87,6 +90,7 @@ export class SubscriptionRunner<P, H = Headers> implements Subscription {
       handler: args.handler,
       settings: args.settings,
       observer: args.observer,
+      recent: args.recent,
       shared,
       now,
     });
