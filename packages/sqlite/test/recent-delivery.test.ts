@@ -52,45 +52,41 @@ async function deliverOne(broker: Broker, of: TableDefinition): Promise<WeakRef<
   return seen;
 }
 
+/** A broker on the test's database file, closed after `test` (`close` is idempotent). */
+async function withBroker(test: (broker: Broker) => Promise<void>): Promise<void> {
+  const broker = createBroker({
+    driver: createSqliteDriver({ filename: sqlite.file }),
+    logger: silentLogger,
+  });
+  try {
+    await test(broker);
+  } finally {
+    await broker.close();
+  }
+}
+
 describe("a broker keeps its most recent delivery until the next one or its close", () => {
-  it("the last delivery stays reachable after its subscription stopped and a full collection ran", async () => {
-    const broker = createBroker({
-      driver: createSqliteDriver({ filename: sqlite.file }),
-      logger: silentLogger,
-    });
-    try {
+  it("the last delivery stays reachable after its subscription stopped and a full collection ran", () =>
+    withBroker(async (broker) => {
       const last = await deliverOne(broker, table());
       await collected();
       expect(last.deref()).toBeDefined();
-    } finally {
-      await broker.close();
-    }
-  });
+    }));
 
-  it("a later delivery lets the earlier one go", async () => {
-    const broker = createBroker({
-      driver: createSqliteDriver({ filename: sqlite.file }),
-      logger: silentLogger,
-    });
-    try {
+  it("a later delivery lets the earlier one go", () =>
+    withBroker(async (broker) => {
       const first = await deliverOne(broker, table());
       const second = await deliverOne(broker, table());
       await collected();
       expect(first.deref()).toBeUndefined();
       expect(second.deref()).toBeDefined();
-    } finally {
-      await broker.close();
-    }
-  });
+    }));
 
-  it("closing the broker lets the last delivery go", async () => {
-    const broker = createBroker({
-      driver: createSqliteDriver({ filename: sqlite.file }),
-      logger: silentLogger,
-    });
-    const last = await deliverOne(broker, table());
-    await broker.close();
-    await collected();
-    expect(last.deref()).toBeUndefined();
-  });
+  it("closing the broker lets the last delivery go", () =>
+    withBroker(async (broker) => {
+      const last = await deliverOne(broker, table());
+      await broker.close();
+      await collected();
+      expect(last.deref()).toBeUndefined();
+    }));
 });
