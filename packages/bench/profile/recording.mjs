@@ -1,6 +1,7 @@
 // The profiles the scripts here record of a drain, through the inspector: a CPU profile (sampled
 // every 200 µs) and a sampled allocation profile (every 1 KB, objects collected since included).
-// `start(file)` with no file records nothing; `stop()` writes what it recorded to the file.
+// `startRecording(kind, file)` without a file records nothing; `stop()` writes what it recorded
+// to the file.
 import { writeFileSync } from "node:fs";
 import inspector from "node:inspector/promises";
 

@@ -478,19 +478,18 @@ class LeaseHold implements HeldRow {
    * (the carrier's answer calls `answer`); anything else goes as `settle` does.
    */
   settleInto(settlement: Settlement, answer: SettleAnswer): void {
-    const runtime = this.#runtime;
-    if (
-      this.extension !== undefined ||
-      this.lostError !== undefined ||
-      !runtime.carriesAcks ||
-      !isAckSettlement(settlement)
-    ) {
+    if (this.extension !== undefined || !this.#carried(settlement)) {
       answerWhen(this.settle(settlement), answer);
       return;
     }
     this.settling = true;
-    runtime.forget(this);
+    this.#runtime.forget(this);
     this.#waitForAck(settlement, answer);
+  }
+
+  /** Whether `settlement` goes by the runtime's carrier: an ack of a hold whose lease was not lost, where acks are carried. */
+  #carried(settlement: Settlement): settlement is AckSettlement {
+    return this.lostError === undefined && this.#runtime.carriesAcks && isAckSettlement(settlement);
   }
 
   /** Hands the ack to the runtime's carrier; `answer` hears how it went. */
@@ -513,7 +512,7 @@ class LeaseHold implements HeldRow {
     // row, and that claim's answer may come back before this one (two connections). That row is
     // a new delivery, not this hold's to adopt: adopted, it would be delivered by no one.
     if (settlement.kind === "release") runtime.finished(this);
-    if (!runtime.carriesAcks || !isAckSettlement(settlement)) return this.#sendAlone(settlement);
+    if (!this.#carried(settlement)) return this.#sendAlone(settlement);
     return new Promise<void>((resolve, reject) => {
       this.#waitForAck(settlement, { landed: resolve, failed: reject });
     });

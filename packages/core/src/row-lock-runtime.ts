@@ -289,8 +289,7 @@ class BatchState {
   }
 
   settle(row: ClaimedRow, settlement: Settlement): Promise<void> {
-    // A row whose batch's ack statement failed before acks alone (see the module's notes).
-    const deferred = isAckSettlement(settlement) && !this.#suspects.has(row.id) ? settlement : undefined;
+    const deferred = this.#deferredAck(row, settlement);
     // Nothing queued: the queued step would run now, and an ack's part of it sends nothing. It
     // waits for the batch's end without a step to queue (no closure, nor its scope, for an ack).
     if (deferred !== undefined && this.#queued === 0) {
@@ -306,11 +305,17 @@ class BatchState {
    * batch's end in one list, answered from one wait of the batch (no frame, nor promise, a row).
    */
   settleInto(row: ClaimedRow, settlement: Settlement, answer: SettleAnswer): void {
-    if (!isAckSettlement(settlement) || this.#suspects.has(row.id) || this.#queued !== 0) {
-      answerWhen(this.settle(row, settlement), answer);
-      return;
-    }
-    this.#ackAtEnd(row, settlement, answer);
+    const deferred = this.#deferredAck(row, settlement);
+    if (deferred !== undefined && this.#queued === 0) this.#ackAtEnd(row, deferred, answer);
+    else answerWhen(this.#settleQueued(row, settlement, deferred), answer);
+  }
+
+  /**
+   * `settlement` where it is an ack that goes with the batch's end, else `undefined`: not a row
+   * whose batch's ack statement failed before (those ack alone: see the module's notes).
+   */
+  #deferredAck(row: ClaimedRow, settlement: Settlement): AckSettlement | undefined {
+    return isAckSettlement(settlement) && !this.#suspects.has(row.id) ? settlement : undefined;
   }
 
   /** An ack while no step is queued: joins the acks the batch's end sends; `answer` hears how the batch ended. */
