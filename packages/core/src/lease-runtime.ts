@@ -218,7 +218,7 @@ export class LeaseRuntime implements FormRuntime {
   ): Promise<readonly Claimed<LeaseToken>[]> {
     const claimer = this.#carrying;
     if (claimer === undefined) return this.#claimer.claim(request);
-    const sent = acks.map((hold) => hold.token);
+    const sent = tokensOf(acks);
     const result = await this.#inFlight(claimer.claimWithAcks(heldOf(acks, sent), request));
     // Not awaited: the claim's own rows are handed out first (an ack may wait for that).
     void this.#answer(acks, result.settled, sent);
@@ -238,7 +238,7 @@ export class LeaseRuntime implements FormRuntime {
       return;
     }
     let settled: readonly boolean[];
-    const sent = acks.map((hold) => hold.token);
+    const sent = tokensOf(acks);
     try {
       settled = await claimer.settleMany(heldOf(acks, sent));
     } catch {
@@ -400,9 +400,29 @@ function nextAcks(waiting: LeaseHold[], heldTwice: boolean): LeaseHold[] {
  */
 function heldOf(acks: NonEmpty<LeaseHold>, sent: readonly LeaseToken[]): Acks<HeldLease> {
   return {
-    rows: acks.map((hold, index) => ({ id: hold.row.id, token: sent[index] ?? hold.token })),
+    rows: heldPairsOf(acks, sent),
     settlement: ackOf(lastOf(acks)),
   };
+}
+
+/**
+ * The token each of `acks` holds now. This and {@link heldPairsOf} are loops, not closures made
+ * per call (the conformance package's DRIVERS.md, "The hot path").
+ */
+function tokensOf(acks: readonly LeaseHold[]): LeaseToken[] {
+  const tokens = new Array<LeaseToken>(acks.length);
+  for (let index = 0; index < acks.length; index += 1) tokens[index] = (acks[index] as LeaseHold).token;
+  return tokens;
+}
+
+/** Each of `acks` as the claimer takes it: its row's id and the token `sent` for it. */
+function heldPairsOf(acks: readonly LeaseHold[], sent: readonly LeaseToken[]): HeldLease[] {
+  const pairs = new Array<HeldLease>(acks.length);
+  for (let index = 0; index < acks.length; index += 1) {
+    const hold = acks[index] as LeaseHold;
+    pairs[index] = { id: hold.row.id, token: sent[index] ?? hold.token };
+  }
+  return pairs;
 }
 
 /** The ack a hold in the carrier sends (set before it goes in). */

@@ -130,7 +130,9 @@ export class RowLockRuntime implements FormRuntime {
       this.#ending,
       this.#suspects,
     );
-    const holds = batch.rows.map((row) => state.hold(row));
+    const holds = new Array<RowLockHold>(batch.rows.length);
+    for (let index = 0; index < holds.length; index += 1)
+      holds[index] = state.hold(batch.rows[index] as ClaimedRow);
     this.#track(holds, state.done);
     return holds;
   }

@@ -44,6 +44,12 @@ export class ArrayParam {
   }
 }
 
+/**
+ * One array parameter kept for the process's life, so that the code rendering them stays compiled
+ * across an idle spell (the conformance package's DRIVERS.md, "The hot path").
+ */
+export const KEPT_ARRAY_PARAM = new ArrayParam([]);
+
 /** Whether two elements render the same: the same value, or `Date`s of the same instant. */
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;

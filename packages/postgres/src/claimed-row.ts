@@ -9,19 +9,21 @@ import { PAYLOAD_TEXT_ALIAS } from "./sql.js";
 
 /**
  * Decodes one row as `pg` read it with core's `decodeClaimedRow` (a json payload from its text
- * under `PAYLOAD_TEXT_ALIAS`); `known`: values the claim wrote and did not read back (a lease's expiry).
+ * under `PAYLOAD_TEXT_ALIAS`); `knownColumn`, `knownValue`: a value the claim wrote and did not
+ * read back (a lease's expiry).
  */
 export function claimedRowOf(
   table: TableDefinition,
   raw: Record<string, unknown>,
   attemptCounted: boolean,
-  known?: Readonly<Record<string, unknown>>,
+  knownColumn?: string,
+  knownValue?: unknown,
 ): ClaimedRow {
   const row: Record<string, unknown> = {};
   const columns = table.allColumns;
   for (let index = 0; index < columns.length; index += 1) {
     const column = columns[index] as string;
-    row[column] = known !== undefined && column in known ? known[column] : raw[column];
+    row[column] = column === knownColumn ? knownValue : raw[column];
   }
   return decodeClaimedRow(table, row, attemptCounted, raw[PAYLOAD_TEXT_ALIAS]);
 }

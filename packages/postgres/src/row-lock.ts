@@ -162,7 +162,10 @@ export class PostgresRowLockClaimer implements RowLockClaimer<PostgresRowLockTok
       return null;
     }
     const { table } = this.#options;
-    const rows = result.rows.map((raw) => claimedRowOf(table, raw, false));
+    const rows = new Array<ClaimedRow>(result.rows.length);
+    for (let index = 0; index < rows.length; index += 1) {
+      rows[index] = claimedRowOf(table, result.rows[index] as Record<string, unknown>, false);
+    }
     return { rows, token: { form: "rowLock", connection } };
   }
 

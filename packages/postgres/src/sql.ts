@@ -105,11 +105,15 @@ function claimStatement(
 
 /** Puts a statement's named values in `$n` order. */
 export function statementValues(stmt: Statement, values: StatementValues): unknown[] {
-  return stmt.params.map((name) => {
+  const { params } = stmt;
+  const ordered = new Array<unknown>(params.length);
+  for (let index = 0; index < params.length; index += 1) {
+    const name = params[index] as string;
     if (!(name in values))
       throw new Error(`rowclaim/postgres: statement "${stmt.purpose}" needs parameter "${name}".`);
-    return values[name];
-  });
+    ordered[index] = values[name];
+  }
+  return ordered;
 }
 
 /** `alias."column"`, quoted. */
