@@ -27,6 +27,11 @@ function itself(answer: unknown): unknown {
   return answer;
 }
 
+/** Per row of `held`, `true`: the database answered that every row changed (no ids to match). */
+export function allHeld(held: readonly unknown[]): boolean[] {
+  return new Array<boolean>(held.length).fill(true);
+}
+
 /**
  * Per row of `held`, in order, whether its id is among `answered` (`idOf` reads an answer's id:
  * a result row's id column; by default the answer is the id). A row held twice (under two

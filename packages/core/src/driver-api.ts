@@ -26,7 +26,7 @@ export {
   advisorySlotKey,
   freeAdvisorySlots,
 } from "./advisory-limit.js";
-export { type AnswerId, heldAmong, heldAmongOnce, rowIdKey } from "./answered-rows.js";
+export { type AnswerId, allHeld, heldAmong, heldAmongOnce, rowIdKey } from "./answered-rows.js";
 export { type AttemptCounting, decodeClaimedRow, type RawClaimedRow } from "./claimed-row.js";
 export { ConnectionBudget } from "./connection-budget.js";
 export { type ConnectionSession, type ConnectionWorkOptions, onConnection } from "./connection-session.js";

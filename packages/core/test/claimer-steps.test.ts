@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import {
   advisoryRowGone,
+  allHeld,
   firstRowsPerKey,
   heldAmong,
   heldAmongOnce,
@@ -38,6 +39,11 @@ describe("answered rows", () => {
     expect(heldAmongOnce(held, [1])).toEqual([true, false, false]);
     expect(heldAmongOnce(held, [1, 1, 2])).toEqual([true, true, true]);
     expect(heldAmongOnce([{ id: Buffer.from("ab") }], [Buffer.from("ab")])).toEqual([true]);
+  });
+
+  it("reads every held row as answered when the database says all changed", () => {
+    expect(allHeld([{ id: 1 }, { id: 1 }, { id: 2 }])).toEqual([true, true, true]);
+    expect(allHeld([])).toEqual([]);
   });
 });
 

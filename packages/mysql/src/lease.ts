@@ -17,7 +17,7 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
-import { heldAmong, heldAmongOnce, leaseLostOnSettle, rowIdKey } from "@rowclaim/core/driver";
+import { allHeld, heldAmong, heldAmongOnce, leaseLostOnSettle, rowIdKey } from "@rowclaim/core/driver";
 import { claimedRowOf } from "./claimed-row.js";
 import type { ClaimerContext } from "./claimer-context.js";
 import { fifoGuardRelease, LEASE_GUARD_WAIT_SECONDS, leaseFifoHead, takeFifoGuard } from "./fifo.js";
@@ -210,7 +210,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
       const matched = await withDeadlockRetry(async () =>
         matchedRows(await run(connection, bound.sql, bound.values)),
       );
-      if (matched === rows.length) return rows.map(() => true);
+      if (matched === rows.length) return allHeld(rows);
       const read = statements.leaseHolding(
         rows.map(({ id }) => id),
         expiry,
@@ -270,7 +270,7 @@ export class MysqlLeaseClaimer implements LeaseClaimer {
     } catch (error) {
       throw normalizeError(error, { table: table.name, operation: `lease ${settlement.kind} (coalesced)` });
     }
-    return settled === "all" ? held.map(() => true) : settled;
+    return settled === "all" ? allHeld(held) : settled;
   }
 
   /** MariaDB's coalesced delete (`deleteManyReturning`): per row of `rows`, whether it was deleted. */

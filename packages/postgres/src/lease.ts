@@ -16,7 +16,7 @@ import type {
   Settlement,
   TransactionWork,
 } from "@rowclaim/core/driver";
-import { heldAmong, leaseLostOnSettle, runLeaseTransaction } from "@rowclaim/core/driver";
+import { allHeld, heldAmong, leaseLostOnSettle, runLeaseTransaction } from "@rowclaim/core/driver";
 import { ArrayParam } from "./array-param.js";
 import { claimedRowOf, sortIntoClaimOrder } from "./claimed-row.js";
 import { execute, HeldConnection, type StatementRun } from "./connection.js";
@@ -69,12 +69,7 @@ function ackValues(
 
 /** Per held row, in order, whether a coalesced settlement's answer says it settled (see `settledAll`). */
 function settledAmong(held: readonly HeldLease[], rows: readonly Record<string, unknown>[]): boolean[] {
-  return settledAll(rows) ? allSettled(held.length) : heldAmong(held, rows, answerId);
-}
-
-/** `count` times `true`: every held row settled. */
-function allSettled(count: number): boolean[] {
-  return new Array<boolean>(count).fill(true);
+  return settledAll(rows) ? allHeld(held) : heldAmong(held, rows, answerId);
 }
 
 /** What a lease claimer is built from (statements built once, at open). */
@@ -194,7 +189,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
       // An empty array: every ack settled (the statement then sends none of their ids).
       settled:
         Array.isArray(acked) && acked.length === 0
-          ? allSettled(acks.rows.length)
+          ? allHeld(acks.rows)
           : heldAmong(acks.rows, Array.isArray(acked) ? acked : []),
       claimed: this.#claimedRows(rows, request.expiry),
     };
@@ -213,7 +208,7 @@ export class PostgresLeaseClaimer implements LeaseClaimer {
     const { table } = this.#options;
     const token: LeaseToken = { form: "lease", expiry };
     const lockedUntil = table.columns.lockedUntil;
-    // A loop, not a closure made per claim (DRIVERS.md, "The hot path").
+    // A loop, not a closure made per claim (the conformance package's DRIVERS.md, "The hot path").
     const claimed = new Array<Claimed<LeaseToken>>(rows.length);
     for (let index = 0; index < rows.length; index += 1) {
       const raw = rows[index] as Record<string, unknown>;
