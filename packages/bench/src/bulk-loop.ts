@@ -37,8 +37,9 @@ export const BULK_CLAIM = 500;
 /** The lease a bulk claim writes: long enough that no row is taken back during a drain. */
 const LEASE_MS = 60_000;
 
-/** Runs `workers` copies of `loop` at once; resolves the rows they settled, and marks the run settled. */
+/** Runs `workers` copies of `loop` at once from the run's first claim; resolves the rows they settled, and marks the run settled. */
 async function runBulk(workers: number, run: DrainRun, loop: () => Promise<number>): Promise<number> {
+  run.claiming();
   const counts = await Promise.all(Array.from({ length: workers }, () => loop()));
   run.settled();
   return counts.reduce((sum, count) => sum + count, 0);

@@ -2,7 +2,7 @@
  * What every queue in the benchmark offers: fill its queue with N no-op jobs (not timed), then
  * drain them with a number of workers, running the handler of a {@link DrainRun} on every job and
  * telling it when the last settlement is committed. Every contender is timed the same way, by
- * its run: from the first handler call (the first claim's rows in hand) to the moment the
+ * its run: from the moment it starts claiming ({@link DrainRun.claiming}) to the moment the
  * database holds no unfinished job of the drain; its Node CPU over the same span.
  *
  * @module
@@ -24,16 +24,16 @@ export interface Contender {
   /** Puts `jobs` no-op jobs in the queue, after removing anything left from an earlier drain. */
   fill(jobs: number): Promise<void>;
   /**
-   * Drains the queue with `workers` handlers at once, each job through `run.handler`, and calls
-   * `run.settled()` the moment every job is settled (before stopping anything); resolves the
-   * jobs done.
+   * Drains the queue with `workers` handlers at once: calls `run.claiming()` as its first claim
+   * is sent (after any startup), runs each job through `run.handler`, and calls `run.settled()`
+   * the moment every job is settled (before stopping anything); resolves the jobs done.
    */
   drain(workers: number, jobs: number, run: DrainRun): Promise<number>;
   /** Closes every connection. */
   close(): Promise<void>;
 }
 
-/** One drain's figures: the time and this process's CPU from the first handler call to the last settlement. */
+/** One drain's figures: the time and this process's CPU from the first claim to the last settlement. */
 export interface DrainFigures {
   readonly ms: number;
   /** User + system CPU of the process, µs. */
@@ -41,8 +41,8 @@ export interface DrainFigures {
 }
 
 /**
- * The clock of one drain: `handler` is the benchmark's handler with the drain's start marked at
- * its first call (the time and `process.cpuUsage()`); `settled()` marks the end. A contender
+ * The clock of one drain: {@link DrainRun.claiming} marks its start (the time and
+ * `process.cpuUsage()`) as the contender's first claim is sent, `settled()` its end. A contender
  * awaits {@link DrainRun.handled} (no timer: the handler's own calls resolve it) and only then
  * polls for its last settlement, so no queue pays for a timer through the whole drain that the
  * hand-written loops do not pay.
@@ -58,14 +58,20 @@ export class DrainRun {
 
   constructor(work: Handler) {
     this.handler = (payload) => {
-      if (this.#startedAt === undefined) {
-        this.#cpuAtStart = process.cpuUsage();
-        this.#startedAt = performance.now();
-      }
       this.#calls += 1;
       if (this.#awaited !== undefined && this.#calls >= this.#awaited.calls) this.#awaited.resolve();
       return work(payload);
     };
+  }
+
+  /**
+   * Marks the drain's start: the contender's first claim is being sent (a queue's startup,
+   * probes and LISTEN before it are not timed). Only the first call counts.
+   */
+  claiming(): void {
+    if (this.#startedAt !== undefined) return;
+    this.#cpuAtStart = process.cpuUsage();
+    this.#startedAt = performance.now();
   }
 
   /** Resolves once the handler has been called `calls` times (every job of the drain in hand). */
@@ -78,7 +84,8 @@ export class DrainRun {
 
   /** Marks the moment every job of the drain is settled (the first call counts). */
   settled(): void {
-    if (this.#figures !== undefined || this.#startedAt === undefined) return;
+    if (this.#figures !== undefined) return;
+    if (this.#startedAt === undefined) throw new Error("the drain settled without marking its first claim");
     const ms = performance.now() - this.#startedAt;
     const cpu = process.cpuUsage(this.#cpuAtStart);
     this.#figures = { ms, cpuMicros: cpu.user + cpu.system };

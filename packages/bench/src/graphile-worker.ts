@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { Logger, makeWorkerUtils, run, type WorkerUtils } from "graphile-worker";
+import { EventEmitter } from "node:events";
+import { Logger, makeWorkerUtils, run, type WorkerEvents, type WorkerUtils } from "graphile-worker";
 import pg from "pg";
 import { type Contender, chunks, payloads, waitUntil, withinDrain } from "./contender.js";
 
@@ -44,8 +45,14 @@ export function graphileWorker(url: string, poolSize: number): Contender {
     },
     async drain(workers, jobs, drainRun) {
       let handled = 0;
+      // Its first claim: the local queue starts fetching as it is made (setting its mode), a
+      // worker without one asks for a job; both come after graphile-worker's startup.
+      const events: WorkerEvents = new EventEmitter();
+      events.once("localQueue:setMode", () => drainRun.claiming());
+      events.once("worker:getJob:start", () => drainRun.claiming());
       const runner = await run({
         pgPool: pool,
+        events,
         concurrency: workers,
         noHandleSignals: true,
         logger: quietLogger,

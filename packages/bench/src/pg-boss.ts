@@ -49,6 +49,8 @@ export function pgBoss(url: string, poolSize: number, batchSize: number): Conten
     async drain(workers, jobs, run) {
       const b = boss as PgBoss;
       let handled = 0;
+      // work() starts the fetch loop without a round trip of its own.
+      run.claiming();
       await b.work(
         queue,
         { batchSize, localConcurrency: workers, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 },

@@ -56,6 +56,7 @@ export function plainjob(): Contender {
           },
         }),
       );
+      run.claiming();
       const running = started.map((worker) => worker.start());
       await withinDrain(run.handled(jobs), "plainjob's handlers");
       await waitUntil(() => handled >= jobs, "plainjob's completions", 60_000);

@@ -199,6 +199,8 @@ export function rowclaimServer(
       const subscription = await server
         .broker()
         .subscribe(table, (job) => run.handler(job.payload), { ...options, workers });
+      // subscribe() returns once its claim loop has started the first claim.
+      run.claiming();
       await withinDrain(run.handled(jobs), "rowclaim's handlers");
       await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim's settlements", 60_000);
       run.settled();
@@ -245,6 +247,7 @@ export function rowclaimSqlite(synchronous: SqliteSync, extra: SubscribeOptions 
         ...extra,
         workers,
       });
+      run.claiming();
       await withinDrain(run.handled(jobs), "rowclaim's handlers");
       await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim's settlements", 60_000);
       run.settled();

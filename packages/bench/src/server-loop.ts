@@ -43,7 +43,7 @@ export function serverLoop(
       );
     },
     async drain(workers, _jobs, run) {
-      const done = await (loop as HandWrittenLoop).drain(workers, run.handler);
+      const done = await (loop as HandWrittenLoop).drain(workers, run.handler, () => run.claiming());
       run.settled();
       return done;
     },

@@ -39,7 +39,7 @@ export function sqliteLoop(synchronous: SqliteSync, maxWorkers: number): Contend
     },
     async drain(workers, _jobs, run) {
       const open = loop as HandWrittenLoop;
-      const done = await open.drain(workers, run.handler);
+      const done = await open.drain(workers, run.handler, () => run.claiming());
       run.settled();
       return done;
     },

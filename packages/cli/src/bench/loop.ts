@@ -15,8 +15,10 @@ export interface HandWrittenLoop {
   /**
    * Runs `workers` loops at once until none finds a row to claim, each row through `handler`
    * (else the loop's own, `LoopOptions.handler`); resolves how many rows they settled.
+   * `claiming` is called once, after the drain's connections are set up and just before the
+   * loops send their first claims (where a benchmark starts its clock).
    */
-  drain(workers: number, handler?: LoopHandler): Promise<number>;
+  drain(workers: number, handler?: LoopHandler, claiming?: () => void): Promise<number>;
   /** Closes the loop's connections. */
   close(): Promise<void>;
 }
@@ -51,9 +53,14 @@ export const asyncNoOpHandler: LoopHandler = async (payload) => {
 
 /**
  * Runs `workers` copies of `step` at once, each until it returns `false` (it found no row);
- * resolves the number of `true` results (rows settled).
+ * resolves the number of `true` results (rows settled). Calls `claiming` first.
  */
-export async function runLoops(workers: number, step: (worker: number) => Promise<boolean>): Promise<number> {
+export async function runLoops(
+  workers: number,
+  step: (worker: number) => Promise<boolean>,
+  claiming?: () => void,
+): Promise<number> {
+  claiming?.();
   let settled = 0;
   const loops = Array.from({ length: workers }, async (_, worker) => {
     while (await step(worker)) settled += 1;

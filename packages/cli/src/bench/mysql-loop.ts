@@ -188,7 +188,7 @@ export async function openMysqlLoop(url: string, options: LoopOptions): Promise<
   };
 
   return {
-    async drain(workers, given) {
+    async drain(workers, given, claiming) {
       handler = given ?? options.handler ?? asyncNoOpHandler;
       const connections = await Promise.all(Array.from({ length: workers }, () => pool.getConnection()));
       try {
@@ -196,12 +196,16 @@ export async function openMysqlLoop(url: string, options: LoopOptions): Promise<
           await connection.query("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
           await connection.query("SET time_zone = '+00:00'");
         }
-        return await runLoops(workers, (worker) => {
-          const connection = connections[worker] as PoolConnection;
-          if (form === "rowLock") return rowLockStep(connection);
-          if (form === "lease") return leaseStep(connection);
-          return advisoryStep(connection, worker, workers);
-        });
+        return await runLoops(
+          workers,
+          (worker) => {
+            const connection = connections[worker] as PoolConnection;
+            if (form === "rowLock") return rowLockStep(connection);
+            if (form === "lease") return leaseStep(connection);
+            return advisoryStep(connection, worker, workers);
+          },
+          claiming,
+        );
       } finally {
         for (const connection of connections) connection.release();
       }

@@ -159,16 +159,20 @@ export async function openPostgresLoop(url: string, options: LoopOptions): Promi
   };
 
   return {
-    async drain(workers, given) {
+    async drain(workers, given, claiming) {
       handler = given ?? options.handler ?? asyncNoOpHandler;
       const clients = await Promise.all(Array.from({ length: workers }, () => pool.connect()));
       try {
-        return await runLoops(workers, (worker) => {
-          const client = clients[worker] as pg.PoolClient;
-          if (form === "rowLock") return rowLockStep(client);
-          if (form === "lease") return leaseStep(client);
-          return advisoryStep(client, worker, workers);
-        });
+        return await runLoops(
+          workers,
+          (worker) => {
+            const client = clients[worker] as pg.PoolClient;
+            if (form === "rowLock") return rowLockStep(client);
+            if (form === "lease") return leaseStep(client);
+            return advisoryStep(client, worker, workers);
+          },
+          claiming,
+        );
       } finally {
         for (const client of clients) client.release();
       }

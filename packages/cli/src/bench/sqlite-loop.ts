@@ -135,11 +135,11 @@ export async function openSqliteLoop(filename: string, options: LoopOptions): Pr
   };
 
   return {
-    async drain(workers, given) {
+    async drain(workers, given, claiming) {
       handler = given ?? options.handler ?? asyncNoOpHandler;
       // A table dropped and created again since the last drain needs its statements prepared again.
       prepared = undefined;
-      return runLoops(workers, () => (form === "lease" ? leaseStep() : advisoryStep(workers)));
+      return runLoops(workers, () => (form === "lease" ? leaseStep() : advisoryStep(workers)), claiming);
     },
     async close() {
       db.close();
