@@ -5,8 +5,8 @@
  * per drain, each worker count, interleaved rounds (each round runs every contender once per
  * worker count, in an order that turns from round to round), medians; then publish → handler
  * latency. Every contender runs in a process of its own (`contender-process.ts`), so the Node CPU
- * per job printed beside its figure is its own, and is timed the same way: from its first handler
- * call to the moment its last settlement is committed. Prints the figures and the ratios, writes
+ * per job printed beside its figure is its own, and is timed the same way: from its first claim
+ * to the moment its last settlement is committed. Prints the figures and the ratios, writes
  * `results/results.json` and draws `results/results.svg`.
  *
  * Run: `pnpm --filter @rowclaim/bench build && pnpm --filter @rowclaim/bench start [-- flags]`;
@@ -393,7 +393,7 @@ const result = {
     rowclaimSubscribe: settings.subscribe,
     rowclaimThroughputPrefetch: settings.prefetch,
     measured:
-      "each contender in a process of its own; from its first handler call to the moment every job is settled (the database holds no unfinished job of the drain); Node CPU per job: that process's user + system CPU over the same span ÷ jobs",
+      "each contender in a process of its own; from its first claim to the moment every job is settled (the database holds no unfinished job of the drain); Node CPU per job: that process's user + system CPU over the same span ÷ jobs",
   },
   throughput,
   ratios,
