@@ -13,6 +13,7 @@ import {
   createBroker,
   type Driver,
   type SubscribeOptions,
+  type Subscription,
   type TableDefinition,
 } from "@rowclaim/core";
 import { createMysqlDriver } from "@rowclaim/mysql";
@@ -21,7 +22,7 @@ import { createSqliteDriver } from "@rowclaim/sqlite";
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { benchTable, fillSqliteFile, type SqliteSync } from "./bench-table.js";
-import { type Contender, chunks, payloads, waitUntil, withinDrain } from "./contender.js";
+import { type Contender, chunks, type DrainRun, payloads, waitUntil, withinDrain } from "./contender.js";
 
 const formLabel: Record<ClaimFormName, string> = {
   lease: "lease",
@@ -54,6 +55,21 @@ export interface ThroughputVariant {
  */
 export interface RateLimitedVariant {
   readonly rateLimit: { readonly limit: number; readonly intervalMs: number };
+}
+
+/**
+ * The timed part of a rowclaim drain, on any database: from the first claim (`subscribe()`
+ * returns once its claim loop has started it) until `jobs` acks are counted; stops the
+ * subscription and resolves the acks.
+ */
+async function drainSubscription(subscription: Subscription, jobs: number, run: DrainRun): Promise<number> {
+  run.claiming();
+  await withinDrain(run.handled(jobs), "rowclaim's handlers");
+  await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim's settlements", 60_000);
+  run.settled();
+  const done = subscription.stats.acked;
+  await subscription.stop();
+  return done;
 }
 
 /** The id prefix of a server database's contenders. */
@@ -199,14 +215,7 @@ export function rowclaimServer(
       const subscription = await server
         .broker()
         .subscribe(table, (job) => run.handler(job.payload), { ...options, workers });
-      // subscribe() returns once its claim loop has started the first claim.
-      run.claiming();
-      await withinDrain(run.handled(jobs), "rowclaim's handlers");
-      await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim's settlements", 60_000);
-      run.settled();
-      const done = subscription.stats.acked;
-      await subscription.stop();
-      return done;
+      return drainSubscription(subscription, jobs, run);
     },
     close: () => server.close(),
   };
@@ -247,13 +256,7 @@ export function rowclaimSqlite(synchronous: SqliteSync, extra: SubscribeOptions 
         ...extra,
         workers,
       });
-      run.claiming();
-      await withinDrain(run.handled(jobs), "rowclaim's handlers");
-      await waitUntil(() => subscription.stats.acked >= jobs, "rowclaim's settlements", 60_000);
-      run.settled();
-      const done = subscription.stats.acked;
-      await subscription.stop();
-      return done;
+      return drainSubscription(subscription, jobs, run);
     },
     async close() {
       await current?.close();
