@@ -80,6 +80,25 @@ async function usedBy(name: string): Promise<unknown> {
   return (rows as { holder: unknown }[])[0]?.holder;
 }
 
+/** The row lock wait of session `thread`'s transaction, if it waits for one. */
+async function lockWaitOf(thread: number): Promise<string | undefined> {
+  const [rows] = await db.admin.query(
+    "SELECT trx_requested_lock_id AS lock_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'",
+    [thread],
+  );
+  const lock = (rows as { lock_id: unknown }[])[0]?.lock_id;
+  return lock === undefined || lock === null ? undefined : String(lock);
+}
+
+/** What session `thread` runs and its state, for a failure's message. */
+async function sessionState(thread: number): Promise<string> {
+  const [rows] = await db.admin.query(
+    "SELECT COMMAND AS command, STATE AS state, INFO AS info FROM information_schema.PROCESSLIST WHERE ID = ?",
+    [thread],
+  );
+  return JSON.stringify((rows as unknown[])[0] ?? "no such session");
+}
+
 describe("an advisory delete releases its lock in the same statement, once it holds the row", () => {
   it("one statement settles and unlocks; while another transaction holds the row, the lock stays held", async () => {
     const name = uniqueName("rt_adv");
@@ -110,19 +129,30 @@ describe("an advisory delete releases its lock in the same statement, once it ho
       expect(await usedBy(first.token.key)).toBeNull();
 
       // Another transaction holds the second row: the delete waits for it without unlocking.
+      const holder = Number(await usedBy(second.token.key));
       await blocker.query("START TRANSACTION");
       await blocker.query(`SELECT id FROM ${quote(name)} WHERE id = ? FOR UPDATE`, [second.row.id]);
-      const settling = claimer.settle(second.token, second.row, { kind: "delete" });
+      let outcome: string | undefined;
+      const settling = claimer.settle(second.token, second.row, { kind: "delete" }).then(
+        () => {
+          outcome = "settled";
+        },
+        (error: unknown) => {
+          outcome = `failed (${String(error)})`;
+          throw error;
+        },
+      );
+      settling.catch(() => undefined);
       await waitFor(
         async () => {
-          const [rows] = await db.admin.query(
-            "SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'",
-          );
-          return Number((rows as { n: unknown }[])[0]?.n) > 0;
+          if (outcome !== undefined) throw new Error(`The delete did not wait for the row: it ${outcome}.`);
+          return (await lockWaitOf(holder)) !== undefined;
         },
         30_000,
         "the delete to wait for the row",
-      );
+      ).catch(async (error: unknown) => {
+        throw new Error(`${String(error)} The lock's session: ${await sessionState(holder)}.`);
+      });
       expect(await usedBy(second.token.key)).not.toBeNull();
       await blocker.query("COMMIT");
       await settling;
