@@ -257,16 +257,17 @@ const WARM_UP_JOBS = 20;
 const RECEIVE_TIMEOUT_MS = 60_000;
 
 /**
- * Publishes `samples` jobs one at a time into an idle queue and returns the p50 and p99 latency.
+ * Starts `subject`, publishes `samples` jobs one at a time into its idle queue (after
+ * {@link WARM_UP_JOBS} not counted), stops it, and returns each job's latency in milliseconds.
  * The next job waits for the handler (a promise the handler resolves: no polling timer in the
  * measuring process) and for the publish to return, then for an idle moment.
  */
-async function measure(
+async function sample(
   subject: LatencySubject,
   scope: LatencyScope,
   samples: number,
   url: string,
-): Promise<LatencyResult> {
+): Promise<number[]> {
   const latencies: number[] = [];
   let arrived: (() => void) | undefined;
   const local = await subject.start((sentAt) => {
@@ -303,15 +304,7 @@ async function measure(
     await pub?.close();
     await subject.stop();
   }
-  return {
-    id: subject.id,
-    label: subject.label,
-    scope,
-    samples,
-    p50Ms: round(percentile(latencies, 50), 2),
-    p99Ms: round(percentile(latencies, 99), 2),
-    settings: subject.settings,
-  };
+  return latencies;
 }
 
 /**
@@ -350,40 +343,99 @@ async function childPublisher(id: string, url: string): Promise<LatencyPublisher
   };
 }
 
+/** One turn of the latency run: subject `index` measured with `count` jobs. */
+export interface LatencyTurn {
+  readonly index: number;
+  readonly count: number;
+}
+
+/**
+ * The turns of `rounds` interleaved rounds over subjects that want `totals[i]` jobs each: every
+ * round gives each subject an equal share (the last round what is left; none once it has all),
+ * starting one subject later than the round before.
+ *
+ * @throws {RangeError} `rounds` is not a whole number of at least 1.
+ */
+export function latencyTurns(totals: readonly number[], rounds: number): LatencyTurn[] {
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new RangeError(`rounds must be a whole number of at least 1, got ${rounds}`);
+  const turns: LatencyTurn[] = [];
+  for (let r = 0; r < rounds; r += 1) {
+    for (let turn = 0; turn < totals.length; turn += 1) {
+      const index = (turn + r) % totals.length;
+      const total = totals[index] as number;
+      const share = Math.ceil(total / rounds);
+      const count = Math.min(share, total - share * r);
+      if (count > 0) turns.push({ index, count });
+    }
+  }
+  return turns;
+}
+
+/** One subject in one scope, and how many jobs it is measured with in all. */
+interface LatencyPlan {
+  readonly id: string;
+  readonly label: string;
+  readonly settings: string;
+  readonly scope: LatencyScope;
+  readonly samples: number;
+  readonly make: () => LatencySubject;
+}
+
 /**
  * Measures every subject's latency, in process and (where it wakes across processes) from a
- * child; `include` picks subjects by id (default: every one).
+ * child; `include` picks subjects by id (default: every one). The subjects take turns in
+ * `rounds` interleaved rounds (each round a share of every subject's jobs, in an order that
+ * rotates), so a slow spell of the machine or the database falls on all of them alike; the
+ * percentiles are of all of a subject's jobs.
  */
 export async function measureLatencies(
   url: string,
   samples: number,
+  rounds: number,
   include: (id: string) => boolean = () => true,
 ): Promise<LatencyResult[]> {
   const directory = mkdtempSync(join(tmpdir(), "rowclaim-wslat-"));
-  const results: LatencyResult[] = [];
-  const run = async (make: () => LatencySubject, id: string, scope: LatencyScope, count = samples) => {
-    if (include(id)) results.push(await measure(make(), scope, count, url));
+  const plans: LatencyPlan[] = [];
+  const plan = (id: string, scope: LatencyScope, make: () => LatencySubject, count = samples) => {
+    if (!include(id)) return;
+    // A subject does nothing until started: one made here only names itself.
+    const { label, settings } = make();
+    plans.push({ id, label, settings, scope, samples: count, make });
   };
+  for (const form of ["lease", "rowLock", "advisory"] as const) {
+    for (const scope of ["in-process", "cross-process"] as const)
+      plan(`rowclaim-pg-${form}`, scope, () => rowclaimPostgresSubject(url, form));
+  }
+  for (const scope of ["in-process", "cross-process"] as const)
+    plan("graphile-worker", scope, () => graphileSubject(url));
+  plan("rowclaim-sqlite-lease", "in-process", () => rowclaimSqliteSubject(join(directory, "rowclaim.db")));
+  // These two poll when idle (0.5 s and 1 s): a few samples say enough.
+  const few = Math.min(samples, 10);
+  plan("pg-boss", "in-process", () => pgBossSubject(url), few);
+  plan("plainjob", "in-process", () => plainjobSubject(join(directory, "plainjob.db")), few);
+  const latencies = plans.map((): number[] => []);
   try {
-    for (const form of ["lease", "rowLock", "advisory"] as const) {
-      for (const scope of ["in-process", "cross-process"] as const) {
-        await run(() => rowclaimPostgresSubject(url, form), `rowclaim-pg-${form}`, scope);
-      }
+    for (const { index, count } of latencyTurns(
+      plans.map((entry) => entry.samples),
+      rounds,
+    )) {
+      const { make, scope } = plans[index] as LatencyPlan;
+      (latencies[index] as number[]).push(...(await sample(make(), scope, count, url)));
     }
-    for (const scope of ["in-process", "cross-process"] as const) {
-      await run(() => graphileSubject(url), "graphile-worker", scope);
-    }
-    await run(
-      () => rowclaimSqliteSubject(join(directory, "rowclaim.db")),
-      "rowclaim-sqlite-lease",
-      "in-process",
-    );
-    // These two poll when idle (0.5 s and 1 s): a few samples say enough.
-    const few = Math.min(samples, 10);
-    await run(() => pgBossSubject(url), "pg-boss", "in-process", few);
-    await run(() => plainjobSubject(join(directory, "plainjob.db")), "plainjob", "in-process", few);
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
-  return results;
+  return plans.map((entry, index) => {
+    const all = latencies[index] as number[];
+    return {
+      id: entry.id,
+      label: entry.label,
+      scope: entry.scope,
+      samples: all.length,
+      p50Ms: round(percentile(all, 50), 2),
+      p99Ms: round(percentile(all, 99), 2),
+      settings: entry.settings,
+    };
+  });
 }

@@ -1,10 +1,10 @@
 /**
- * The workspace benchmark: rowclaim's forms beside graphile-worker and pg-boss on PostgreSQL,
- * beside hand-written loops and each database's own ceiling (a bulk loop) on PostgreSQL,
- * MariaDB/MySQL and SQLite, and rowclaim's SQLite lease form beside plainjob; N pre-inserted jobs
- * per drain, each worker count, interleaved rounds (each round runs every contender once per
- * worker count, in an order that turns from round to round), medians; then publish → handler
- * latency. Every contender runs in a process of its own (`contender-process.ts`), so the Node CPU
+ * The workspace benchmark: publish → handler latency first, on idle databases; then rowclaim's
+ * forms beside graphile-worker and pg-boss on PostgreSQL, beside hand-written loops and each
+ * database's own ceiling (a bulk loop) on PostgreSQL, MariaDB/MySQL and SQLite, and rowclaim's
+ * SQLite lease form beside plainjob; N pre-inserted jobs per drain, each worker count, interleaved
+ * rounds (each round runs every contender once per worker count, in an order that turns from
+ * round to round), medians. Every contender runs in a process of its own (`contender-process.ts`), so the Node CPU
  * per job printed beside its figure is its own, and is timed the same way: from its first claim
  * to the moment its last settlement is committed. Prints the figures and the ratios, writes
  * `results/results.json` and draws `results/results.svg`.
@@ -239,6 +239,20 @@ const key = (id: string, workers: number): string => `${id}@${workers}`;
 log(
   `rowclaim workspace benchmark: ${jobs} jobs per drain, workers ${serverWorkers.join(" and ")} (SQLite ${sqliteWorkers.join(" and ")}), ${rounds} interleaved rounds, medians; ${settings.handler} handler; each contender in a process of its own.`,
 );
+// Latency first, while the databases are idle (no drain's dead rows or checkpoint behind it).
+let latency: LatencyResult[] = [];
+if (latencySamples > 0) {
+  log(
+    `publish → handler latency: ${latencySamples} jobs one at a time into an idle queue, in ${rounds} interleaved rounds.`,
+  );
+  latency = await measureLatencies(
+    url,
+    latencySamples,
+    rounds,
+    latencyOnly && only !== undefined ? (id) => only.includes(id) : () => true,
+  );
+}
+
 const contenders = entries.map((entry) => new ContenderProcess(entry.id, entry.database));
 try {
   for (const contender of contenders) await contender.ready();
@@ -310,16 +324,6 @@ for (const subject of throughput.filter((entry) => entry.id.startsWith("rowclaim
           : 0,
     });
   }
-}
-
-let latency: LatencyResult[] = [];
-if (latencySamples > 0) {
-  log(`publish → handler latency: ${latencySamples} jobs one at a time into an idle queue.`);
-  latency = await measureLatencies(
-    url,
-    latencySamples,
-    latencyOnly && only !== undefined ? (id) => only.includes(id) : () => true,
-  );
 }
 
 // The printed summary: one table per database.
