@@ -3,10 +3,10 @@
  * forms beside graphile-worker and pg-boss on PostgreSQL, beside hand-written loops and each
  * database's own ceiling (a bulk loop) on PostgreSQL, MariaDB/MySQL and SQLite, and rowclaim's
  * SQLite lease form beside plainjob; N pre-inserted jobs per drain, each worker count, interleaved
- * rounds (each round runs every contender once per worker count, in an order that turns from
- * round to round), medians. Every contender runs in a process of its own (`contender-process.ts`), so the Node CPU
- * per job printed beside its figure is its own, and is timed the same way: from its first claim
- * to the moment its last settlement is committed. Prints the figures and the ratios, writes
+ * rounds (each round runs every contender once per worker count, in an order that turns from round
+ * to round), medians. Every contender runs in a process of its own (`contender-process.ts`), so the
+ * Node CPU per job printed beside its figure is its own, and is timed the same way: from its first
+ * claim to the moment its last settlement is committed. Prints the figures and the ratios, writes
  * `results/results.json` and draws `results/results.svg`.
  *
  * Run: `pnpm --filter @rowclaim/bench build && pnpm --filter @rowclaim/bench start [-- flags]`;
@@ -398,6 +398,8 @@ const result = {
     rowclaimThroughputPrefetch: settings.prefetch,
     measured:
       "each contender in a process of its own; from its first claim to the moment every job is settled (the database holds no unfinished job of the drain); Node CPU per job: that process's user + system CPU over the same span ÷ jobs",
+    latencyMeasured:
+      "before the drains, on idle databases, in the same number of interleaved rounds (each round a share of every queue's jobs, after 20 not counted); p50 and p99 of all of a queue's jobs",
   },
   throughput,
   ratios,
