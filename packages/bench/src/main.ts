@@ -19,7 +19,6 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { cpus, release as osRelease, type as osType, totalmem } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import type { SubscribeOptions } from "@rowclaim/core";
 import Database from "better-sqlite3";
 import mysql from "mysql2/promise";
@@ -28,9 +27,9 @@ import { type ChartPanel, renderChart } from "./chart.js";
 import type { Database as DatabaseName } from "./contender.js";
 import type { Reply, Request } from "./contender-process.js";
 import { contenderEntries, type RunSettings, referencesOf } from "./contenders.js";
+import { type BenchFlags, FlagError, parseBenchFlags, usage } from "./flags.js";
 import { type LatencyResult, measureLatencies } from "./latency.js";
 import { median, round } from "./statistics.js";
-import { parseHandlerKind } from "./work.js";
 
 /** One contender's throughput at one worker count. */
 export interface ThroughputResult {
@@ -60,65 +59,39 @@ export interface RatioResult {
   readonly cpuRatio: number;
 }
 
-const { values } = parseArgs({
-  // `pnpm … start -- --flag` passes the `--` on.
-  args: process.argv.slice(2).filter((arg, index) => index > 0 || arg !== "--"),
-  options: {
-    jobs: { type: "string", default: "10000" },
-    workers: { type: "string", default: "1,8" },
-    "sqlite-workers": { type: "string", default: "1" },
-    rounds: { type: "string", default: "3" },
-    "latency-samples": { type: "string", default: "200" },
-    url: {
-      type: "string",
-      default: process.env.ROWCLAIM_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test",
-    },
-    mysql: { type: "string", default: process.env.ROWCLAIM_MYSQL_URL ?? "mysql://root@127.0.0.1:3306/test" },
-    databases: { type: "string", default: "postgres,mysql,sqlite" },
-    only: { type: "string" },
-    subscribe: { type: "string", default: "{}" },
-    "pg-boss-batch": { type: "string", default: "500" },
-    prefetch: { type: "string", default: "500" },
-    "latency-only": { type: "boolean", default: false },
-    handler: { type: "string", default: "async" },
-    out: { type: "string", default: "results" },
-  },
-  allowPositionals: false,
-});
-
-const numbers = (list: string): number[] =>
-  list
-    .split(",")
-    .filter((item) => item.trim() !== "")
-    .map(Number);
-const jobs = Number(values.jobs);
-const serverWorkers = numbers(values.workers);
-const sqliteWorkers = numbers(values["sqlite-workers"]);
+let flags: BenchFlags;
+try {
+  flags = parseBenchFlags(process.argv.slice(2), process.env);
+} catch (error) {
+  if (!(error instanceof FlagError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(2);
+}
+if (flags.help) {
+  process.stdout.write(`${usage}\n`);
+  process.exit(0);
+}
+const { jobs, serverWorkers, sqliteWorkers, rounds, latencySamples } = flags;
 const workersOf = (database: DatabaseName): readonly number[] =>
   database === "sqlite" ? sqliteWorkers : serverWorkers;
 const workerCounts = [...new Set([...serverWorkers, ...sqliteWorkers])].sort((a, b) => a - b);
-const rounds = Number(values.rounds);
-const latencySamples = Number(values["latency-samples"]);
-const url = values.url;
+const url = flags.url;
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
-const outDir = isAbsolute(values.out) ? values.out : resolve(packageDir, values.out);
+const outDir = isAbsolute(flags.out) ? flags.out : resolve(packageDir, flags.out);
 const maxWorkers = Math.max(...workerCounts);
-const latencyOnly = values["latency-only"];
-const pgBossBatches = numbers(values["pg-boss-batch"]);
+const { latencyOnly, pgBossBatches, databases, only } = flags;
 const settings: RunSettings = {
   postgresUrl: url,
-  mysqlUrl: values.mysql,
+  mysqlUrl: flags.mysql,
   poolSize: maxWorkers + 4,
   maxWorkers,
-  handler: parseHandlerKind(values.handler),
+  handler: flags.handler,
   // Subscribe options for rowclaim beside the workers (none by default: the library's defaults).
-  subscribe: JSON.parse(values.subscribe) as SubscribeOptions,
+  subscribe: JSON.parse(flags.subscribe) as SubscribeOptions,
   // The throughput variants: rowclaim's lease and row lock forms with `prefetch`, beside the defaults.
-  prefetch: numbers(values.prefetch).filter((size) => size > 0),
+  prefetch: flags.prefetch,
   pgBossBatches,
 };
-const databases = values.databases.split(",") as DatabaseName[];
-const only = values.only?.split(",");
 const entries = latencyOnly
   ? []
   : contenderEntries(settings).filter(
@@ -205,7 +178,7 @@ async function machine(): Promise<Record<string, unknown>> {
   await client.end();
   let mariadb = "not run";
   if (databases.includes("mysql")) {
-    const connection = await mysql.createConnection({ uri: values.mysql });
+    const connection = await mysql.createConnection({ uri: flags.mysql });
     const [rows] = await connection.query<mysql.RowDataPacket[]>("SELECT VERSION() AS v");
     mariadb = String(rows[0]?.v);
     await connection.end();
@@ -458,7 +431,7 @@ writeFileSync(
   join(outDir, "results.svg"),
   renderChart(
     "rowclaim beside other queues: jobs drained per second (higher is better)",
-    `${jobs.toLocaleString("en-US")} pre-inserted no-op jobs, median of ${rounds} interleaved rounds; ${String(result.machine.cores)} cores, Node ${process.version}; rowclaim ${values.subscribe === "{}" ? "with its defaults" : `with ${values.subscribe}`}`,
+    `${jobs.toLocaleString("en-US")} pre-inserted no-op jobs, median of ${rounds} interleaved rounds; ${String(result.machine.cores)} cores, Node ${process.version}; rowclaim ${flags.subscribe === "{}" ? "with its defaults" : `with ${flags.subscribe}`}`,
     panels,
   ),
 );
