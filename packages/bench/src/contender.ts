@@ -9,8 +9,11 @@
  */
 import type { Handler } from "./work.js";
 
+/** The databases a contender keeps its jobs in, in the order the results show them. */
+export const databaseNames = ["postgres", "mysql", "sqlite"] as const;
+
 /** Where a contender keeps its jobs. */
-export type Database = "postgres" | "mysql" | "sqlite";
+export type Database = (typeof databaseNames)[number];
 
 /** One queue under test, in one configuration. */
 export interface Contender {

@@ -1,39 +1,130 @@
 /**
- * The workspace benchmark's command line (`main.ts`): `--help`, the flags with their defaults,
- * and a clear {@link FlagError} for an unknown flag or a value that is not what it takes.
+ * The workspace benchmark's command line (`main.ts`), read by the command line's own flag parser
+ * (`rowclaim/bench`): the flags with their defaults, `--help`, and a `UsageError` naming the flag
+ * for an unknown flag or a value it cannot take.
  *
  * @module
  */
-import { parseArgs } from "node:util";
-import type { Database as DatabaseName } from "./contender.js";
-import { type HandlerKind, parseHandlerKind } from "./work.js";
+import type { SubscribeOptions } from "@rowclaim/core";
+import {
+  booleanFlag,
+  type CommandSpec,
+  integerFlag,
+  integerListFlag,
+  listFlag,
+  parseFlags,
+  stringFlag,
+  UsageError,
+} from "rowclaim/bench";
+import { type Database as DatabaseName, databaseNames } from "./contender.js";
+import type { HandlerKind } from "./work.js";
 
-/** A flag the benchmark does not know, or a value it cannot take; the message says which. */
-export class FlagError extends Error {
-  override readonly name = "FlagError";
-}
+const defaultPostgresUrl = "postgres://postgres@127.0.0.1:5432/test";
+const defaultMysqlUrl = "mysql://root@127.0.0.1:3306/test";
 
-/** What `--help` prints. */
-export const usage = `Usage: node dist/main.js [flags]   (pnpm --filter @rowclaim/bench start -- [flags])
-
-  --jobs N                 jobs per drain (10000)
-  --workers LIST           worker counts on PostgreSQL and MariaDB (1,8)
-  --sqlite-workers LIST    worker counts on SQLite (1)
-  --rounds N               interleaved rounds of the drains and of the latency jobs (3)
-  --latency-samples N      latency jobs per queue and scope; 0: no latency run (200)
-  --url URL                PostgreSQL (ROWCLAIM_POSTGRES_URL, else postgres://postgres@127.0.0.1:5432/test)
-  --mysql URL              MariaDB/MySQL (ROWCLAIM_MYSQL_URL, else mysql://root@127.0.0.1:3306/test)
-  --databases LIST         postgres,mysql,sqlite (all three)
-  --only ID,ID             contender ids (every contender); with --latency-only, latency subjects
-  --prefetch LIST          rowclaim's prefetch variants; 0: none (500)
-  --pg-boss-batch LIST     pg-boss batch sizes (500)
-  --subscribe JSON         rowclaim's subscribe options beside the workers ({})
-  --handler KIND           async or sync (async)
-  --latency-only           only the latency run
-  --out DIR                where results.json and results.svg go (results)
-  --help                   this text
-
-The package README explains each figure.`;
+/** The benchmark's flags, as `--help` shows them. */
+export const benchCommand: CommandSpec = {
+  name: "bench",
+  invocation: "node dist/main.js",
+  summary:
+    "rowclaim beside graphile-worker, pg-boss, plainjob, hand-written loops and each database's bulk ceiling",
+  details: [
+    "Run it as `pnpm --filter @rowclaim/bench start -- [flags]` from the workspace, or from packages/bench.",
+    "The package README explains each figure.",
+  ],
+  flags: {
+    jobs: { type: "integer", value: "N", description: "Jobs per drain.", defaultText: "10000" },
+    workers: {
+      type: "integer",
+      value: "LIST",
+      multiple: true,
+      description: "Worker counts on PostgreSQL and MariaDB.",
+      defaultText: "1,8",
+    },
+    "sqlite-workers": {
+      type: "integer",
+      value: "LIST",
+      multiple: true,
+      description: "Worker counts on SQLite.",
+      defaultText: "1",
+    },
+    rounds: {
+      type: "integer",
+      value: "N",
+      description: "Interleaved rounds of the drains and of the latency jobs.",
+      defaultText: "3",
+    },
+    "latency-samples": {
+      type: "integer",
+      value: "N",
+      min: 0,
+      description: "Latency jobs per queue and scope; 0: no latency run.",
+      defaultText: "200",
+    },
+    url: {
+      type: "string",
+      value: "URL",
+      description: "The PostgreSQL database.",
+      defaultText: `ROWCLAIM_POSTGRES_URL, else ${defaultPostgresUrl}`,
+    },
+    mysql: {
+      type: "string",
+      value: "URL",
+      description: "The MariaDB/MySQL database.",
+      defaultText: `ROWCLAIM_MYSQL_URL, else ${defaultMysqlUrl}`,
+    },
+    databases: {
+      type: "string",
+      value: "LIST",
+      choices: databaseNames,
+      multiple: true,
+      description: "The databases to run.",
+      defaultText: "all three",
+    },
+    only: {
+      type: "string",
+      value: "ID,ID",
+      multiple: true,
+      description: "Contender ids; with --latency-only, latency subjects.",
+      defaultText: "every one",
+    },
+    prefetch: {
+      type: "integer",
+      value: "LIST",
+      min: 0,
+      multiple: true,
+      description: "rowclaim's prefetch variants; 0: none.",
+      defaultText: "500",
+    },
+    "pg-boss-batch": {
+      type: "integer",
+      value: "LIST",
+      multiple: true,
+      description: "pg-boss batch sizes, one queue each.",
+      defaultText: "500",
+    },
+    subscribe: {
+      type: "string",
+      value: "JSON",
+      description: "rowclaim's subscribe options beside the workers, a JSON object.",
+      defaultText: "{}",
+    },
+    handler: {
+      type: "string",
+      value: "KIND",
+      choices: ["async", "sync"],
+      description: "The handler every contender runs.",
+      defaultText: "async",
+    },
+    "latency-only": { type: "boolean", description: "Only the latency run." },
+    out: {
+      type: "string",
+      value: "DIR",
+      description: "Where results.json and results.svg go.",
+      defaultText: "results",
+    },
+  },
+};
 
 /** The benchmark's settings, read from its flags. */
 export interface BenchFlags {
@@ -47,8 +138,7 @@ export interface BenchFlags {
   readonly mysql: string;
   readonly databases: readonly DatabaseName[];
   readonly only: readonly string[] | undefined;
-  /** As given: `main.ts` prints it back. */
-  readonly subscribe: string;
+  readonly subscribe: SubscribeOptions;
   readonly pgBossBatches: readonly number[];
   readonly prefetch: readonly number[];
   readonly latencyOnly: boolean;
@@ -56,109 +146,45 @@ export interface BenchFlags {
   readonly out: string;
 }
 
-const knownDatabases: readonly DatabaseName[] = ["postgres", "mysql", "sqlite"];
-
-function wholeNumber(flag: string, text: string, least: number): number {
-  const value = Number(text);
-  if (text.trim() === "" || !Number.isInteger(value) || value < least) {
-    throw new FlagError(`--${flag} takes a whole number of at least ${least}, not ${JSON.stringify(text)}`);
-  }
-  return value;
-}
-
-function wholeNumbers(flag: string, text: string, least: number): number[] {
-  const items = text.split(",").filter((item) => item.trim() !== "");
-  if (items.length === 0)
-    throw new FlagError(`--${flag} takes a comma-separated list, not ${JSON.stringify(text)}`);
-  return items.map((item) => wholeNumber(flag, item, least));
-}
-
-/** node:util's parse of the flags, every value still text. */
-function readFlags(args: string[], env: Readonly<Record<string, string | undefined>>) {
-  return parseArgs({
-    args,
-    options: {
-      help: { type: "boolean", default: false },
-      jobs: { type: "string", default: "10000" },
-      workers: { type: "string", default: "1,8" },
-      "sqlite-workers": { type: "string", default: "1" },
-      rounds: { type: "string", default: "3" },
-      "latency-samples": { type: "string", default: "200" },
-      url: {
-        type: "string",
-        default: env.ROWCLAIM_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test",
-      },
-      mysql: { type: "string", default: env.ROWCLAIM_MYSQL_URL ?? "mysql://root@127.0.0.1:3306/test" },
-      databases: { type: "string", default: "postgres,mysql,sqlite" },
-      only: { type: "string" },
-      subscribe: { type: "string", default: "{}" },
-      "pg-boss-batch": { type: "string", default: "500" },
-      prefetch: { type: "string", default: "500" },
-      "latency-only": { type: "boolean", default: false },
-      handler: { type: "string", default: "async" },
-      out: { type: "string", default: "results" },
-    },
-    allowPositionals: false,
-  }).values;
-}
-
 /**
- * Reads the benchmark's flags from `args` (a leading `--`, as `pnpm … start -- --flag` passes it,
- * is skipped) and `env` (the database URLs' defaults).
+ * Reads the benchmark's flags from `args` (a bare `--`, as `pnpm … start -- --flag` passes it, is
+ * skipped) and `env` (the database URLs' defaults).
  *
- * @throws {FlagError} an unknown flag, a missing value, or a value the flag does not take.
+ * @throws {UsageError} an unknown flag, a missing value, or a value the flag does not take.
  */
 export function parseBenchFlags(
   args: readonly string[],
   env: Readonly<Record<string, string | undefined>> = {},
 ): BenchFlags {
-  let values: ReturnType<typeof readFlags>;
-  try {
-    values = readFlags(
-      args.filter((arg, index) => index > 0 || arg !== "--"),
-      env,
-    );
-  } catch (error) {
-    throw new FlagError(`${(error as Error).message}. --help lists the flags.`);
-  }
-  const databases = values.databases.split(",").filter((name) => name.trim() !== "");
-  const unknown = databases.find((name) => !(knownDatabases as readonly string[]).includes(name));
-  if (unknown !== undefined || databases.length === 0) {
-    throw new FlagError(
-      `--databases takes a list of ${knownDatabases.join(", ")}, not ${JSON.stringify(values.databases)}`,
-    );
-  }
-  let handler: HandlerKind;
-  try {
-    handler = parseHandlerKind(values.handler);
-  } catch (error) {
-    throw new FlagError((error as Error).message);
-  }
+  const parsed = parseFlags(benchCommand, args);
+  const databases = listFlag(parsed, "databases") as readonly DatabaseName[];
+  const only = listFlag(parsed, "only");
+  const subscribeText = stringFlag(parsed, "subscribe", "{}");
   let subscribe: unknown;
   try {
-    subscribe = JSON.parse(values.subscribe);
+    subscribe = JSON.parse(subscribeText);
   } catch {
     subscribe = undefined;
   }
   if (typeof subscribe !== "object" || subscribe === null || Array.isArray(subscribe)) {
-    throw new FlagError(`--subscribe takes a JSON object, not ${JSON.stringify(values.subscribe)}`);
+    throw new UsageError(`--subscribe takes a JSON object, not ${JSON.stringify(subscribeText)}.`, "bench");
   }
   return {
-    help: values.help,
-    jobs: wholeNumber("jobs", values.jobs, 1),
-    serverWorkers: wholeNumbers("workers", values.workers, 1),
-    sqliteWorkers: wholeNumbers("sqlite-workers", values["sqlite-workers"], 1),
-    rounds: wholeNumber("rounds", values.rounds, 1),
-    latencySamples: wholeNumber("latency-samples", values["latency-samples"], 0),
-    url: values.url,
-    mysql: values.mysql,
-    databases: databases as DatabaseName[],
-    only: values.only?.split(","),
-    subscribe: values.subscribe,
-    pgBossBatches: wholeNumbers("pg-boss-batch", values["pg-boss-batch"], 1),
-    prefetch: wholeNumbers("prefetch", values.prefetch, 0).filter((size) => size > 0),
-    latencyOnly: values["latency-only"],
-    handler,
-    out: values.out,
+    help: parsed.help,
+    jobs: integerFlag(parsed, "jobs", 10_000),
+    serverWorkers: integerListFlag(parsed, "workers", [1, 8]),
+    sqliteWorkers: integerListFlag(parsed, "sqlite-workers", [1]),
+    rounds: integerFlag(parsed, "rounds", 3),
+    latencySamples: integerFlag(parsed, "latency-samples", 200),
+    url: stringFlag(parsed, "url", env.ROWCLAIM_POSTGRES_URL ?? defaultPostgresUrl),
+    mysql: stringFlag(parsed, "mysql", env.ROWCLAIM_MYSQL_URL ?? defaultMysqlUrl),
+    databases: databases.length === 0 ? databaseNames : databases,
+    only: only.length === 0 ? undefined : only,
+    subscribe: subscribe as SubscribeOptions,
+    pgBossBatches: integerListFlag(parsed, "pg-boss-batch", [500]),
+    prefetch: integerListFlag(parsed, "prefetch", [500]).filter((size) => size > 0),
+    latencyOnly: booleanFlag(parsed, "latency-only"),
+    handler: stringFlag(parsed, "handler", "async") as HandlerKind,
+    out: stringFlag(parsed, "out", "results"),
   };
 }

@@ -372,7 +372,7 @@ export function latencyTurns(totals: readonly number[], rounds: number): Latency
   return turns;
 }
 
-/** One subject in one scope, and how many jobs it is measured with in all. */
+/** One subject in one scope, how many jobs it is measured with in all, and their latencies so far. */
 interface LatencyPlan {
   readonly id: string;
   readonly label: string;
@@ -380,6 +380,7 @@ interface LatencyPlan {
   readonly scope: LatencyScope;
   readonly samples: number;
   readonly make: () => LatencySubject;
+  readonly latencies: number[];
 }
 
 /**
@@ -401,7 +402,7 @@ export async function measureLatencies(
     if (!include(id)) return;
     // A subject does nothing until started: one made here only names itself.
     const { label, settings } = make();
-    plans.push({ id, label, settings, scope, samples: count, make });
+    plans.push({ id, label, settings, scope, samples: count, make, latencies: [] });
   };
   for (const form of ["lease", "rowLock", "advisory"] as const) {
     for (const scope of ["in-process", "cross-process"] as const)
@@ -414,28 +415,24 @@ export async function measureLatencies(
   const few = Math.min(samples, 10);
   plan("pg-boss", "in-process", () => pgBossSubject(url), few);
   plan("plainjob", "in-process", () => plainjobSubject(join(directory, "plainjob.db")), few);
-  const latencies = plans.map((): number[] => []);
   try {
     for (const { index, count } of latencyTurns(
       plans.map((entry) => entry.samples),
       rounds,
     )) {
-      const { make, scope } = plans[index] as LatencyPlan;
-      (latencies[index] as number[]).push(...(await sample(make(), scope, count, url)));
+      const { make, scope, latencies } = plans[index] as LatencyPlan;
+      latencies.push(...(await sample(make(), scope, count, url)));
     }
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
-  return plans.map((entry, index) => {
-    const all = latencies[index] as number[];
-    return {
-      id: entry.id,
-      label: entry.label,
-      scope: entry.scope,
-      samples: all.length,
-      p50Ms: round(percentile(all, 50), 2),
-      p99Ms: round(percentile(all, 99), 2),
-      settings: entry.settings,
-    };
-  });
+  return plans.map(({ id, label, scope, settings, latencies }) => ({
+    id,
+    label,
+    scope,
+    samples: latencies.length,
+    p50Ms: round(percentile(latencies, 50), 2),
+    p99Ms: round(percentile(latencies, 99), 2),
+    settings,
+  }));
 }

@@ -19,15 +19,15 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { cpus, release as osRelease, type as osType, totalmem } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { SubscribeOptions } from "@rowclaim/core";
 import Database from "better-sqlite3";
 import mysql from "mysql2/promise";
 import pg from "pg";
+import { formatCommandHelp, UsageError } from "rowclaim/bench";
 import { type ChartPanel, renderChart } from "./chart.js";
-import type { Database as DatabaseName } from "./contender.js";
+import { type Database as DatabaseName, databaseNames } from "./contender.js";
 import type { Reply, Request } from "./contender-process.js";
 import { contenderEntries, type RunSettings, referencesOf } from "./contenders.js";
-import { type BenchFlags, FlagError, parseBenchFlags, usage } from "./flags.js";
+import { type BenchFlags, benchCommand, parseBenchFlags } from "./flags.js";
 import { type LatencyResult, measureLatencies } from "./latency.js";
 import { median, round } from "./statistics.js";
 
@@ -63,12 +63,12 @@ let flags: BenchFlags;
 try {
   flags = parseBenchFlags(process.argv.slice(2), process.env);
 } catch (error) {
-  if (!(error instanceof FlagError)) throw error;
-  process.stderr.write(`${error.message}\n`);
+  if (!(error instanceof UsageError)) throw error;
+  process.stderr.write(`${error.message} --help lists the flags.\n`);
   process.exit(2);
 }
 if (flags.help) {
-  process.stdout.write(`${usage}\n`);
+  process.stdout.write(formatCommandHelp(benchCommand));
   process.exit(0);
 }
 const { jobs, serverWorkers, sqliteWorkers, rounds, latencySamples } = flags;
@@ -87,7 +87,7 @@ const settings: RunSettings = {
   maxWorkers,
   handler: flags.handler,
   // Subscribe options for rowclaim beside the workers (none by default: the library's defaults).
-  subscribe: JSON.parse(flags.subscribe) as SubscribeOptions,
+  subscribe: flags.subscribe,
   // The throughput variants: rowclaim's lease and row lock forms with `prefetch`, beside the defaults.
   prefetch: flags.prefetch,
   pgBossBatches,
@@ -402,7 +402,7 @@ const ratioNote = (entry: ThroughputResult): string | undefined => {
   );
   return ratio === undefined ? undefined : `(${ratio.ratio.toFixed(2)}× ${versus})`;
 };
-const panels: ChartPanel[] = (["postgres", "mysql", "sqlite"] as const)
+const panels: ChartPanel[] = databaseNames
   .map((database) => ({
     title:
       database === "postgres"
@@ -431,7 +431,7 @@ writeFileSync(
   join(outDir, "results.svg"),
   renderChart(
     "rowclaim beside other queues: jobs drained per second (higher is better)",
-    `${jobs.toLocaleString("en-US")} pre-inserted no-op jobs, median of ${rounds} interleaved rounds; ${String(result.machine.cores)} cores, Node ${process.version}; rowclaim ${flags.subscribe === "{}" ? "with its defaults" : `with ${flags.subscribe}`}`,
+    `${jobs.toLocaleString("en-US")} pre-inserted no-op jobs, median of ${rounds} interleaved rounds; ${String(result.machine.cores)} cores, Node ${process.version}; rowclaim ${Object.keys(flags.subscribe).length === 0 ? "with its defaults" : `with ${JSON.stringify(flags.subscribe)}`}`,
     panels,
   ),
 );

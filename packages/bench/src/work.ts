@@ -19,9 +19,3 @@ export type Handler = (payload: unknown) => Promise<void> | undefined;
 export function handlerOf(kind: HandlerKind): Handler {
   return kind === "async" ? asyncNoOpHandler : () => undefined;
 }
-
-/** Reads the `--handler` flag. */
-export function parseHandlerKind(value: string): HandlerKind {
-  if (value === "async" || value === "sync") return value;
-  throw new Error(`--handler takes async or sync, not ${JSON.stringify(value)}`);
-}

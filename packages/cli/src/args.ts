@@ -35,6 +35,8 @@ export interface FlagSpec {
 export interface CommandSpec {
   /** The command's name (`demo`, `schema`, …). */
   readonly name: string;
+  /** How the command is run, as its messages and `--help` name it. Default: `rowclaim <name>`. */
+  readonly invocation?: string;
   /** One line saying what it does. */
   readonly summary: string;
   /** More lines for `--help`. */
@@ -43,6 +45,11 @@ export interface CommandSpec {
   readonly examples?: readonly string[];
   /** The flags it takes, by long name without the dashes. */
   readonly flags: Readonly<Record<string, FlagSpec>>;
+}
+
+/** How `spec`'s command is run, as its messages and `--help` name it. */
+function invocationOf(spec: CommandSpec): string {
+  return spec.invocation ?? `rowclaim ${spec.name}`;
 }
 
 /** A parsed flag value. */
@@ -75,6 +82,7 @@ export class UsageError extends Error {
  * a flag given twice that is not repeatable, or a required flag left out (unless `--help` was given).
  */
 export function parseFlags(spec: CommandSpec, argv: readonly string[]): ParsedFlags {
+  const invocation = invocationOf(spec);
   const values: Record<string, FlagValue> = {};
   let help = false;
   const fail = (message: string): never => {
@@ -89,7 +97,7 @@ export function parseFlags(spec: CommandSpec, argv: readonly string[]): ParsedFl
     // A bare "--" (as package-manager scripts sometimes pass along) separates nothing here.
     if (arg === "--") continue;
     if (!arg.startsWith("--") || arg.length === 2) {
-      fail(`Unexpected argument "${arg}": rowclaim ${spec.name} takes only --flags.`);
+      fail(`Unexpected argument "${arg}": ${invocation} takes only --flags.`);
     }
     const body = arg.slice(2);
     const equals = body.indexOf("=");
@@ -106,7 +114,7 @@ export function parseFlags(spec: CommandSpec, argv: readonly string[]): ParsedFl
     if (flag === undefined) {
       const known = Object.keys(spec.flags).map((known) => `--${known}`);
       fail(
-        `Unknown flag --${name} for rowclaim ${spec.name}.${known.length > 0 ? ` It takes ${known.join(", ")}.` : ""}`,
+        `Unknown flag --${name} for ${invocation}.${known.length > 0 ? ` It takes ${known.join(", ")}.` : ""}`,
       );
       return { values, help };
     }
@@ -143,7 +151,7 @@ export function parseFlags(spec: CommandSpec, argv: readonly string[]): ParsedFl
   if (!help) {
     for (const [name, flag] of Object.entries(spec.flags)) {
       if (flag.required === true && !(name in values)) {
-        fail(`rowclaim ${spec.name} needs --${name} ${flag.value ?? "VALUE"}.`);
+        fail(`${invocation} needs --${name} ${flag.value ?? "VALUE"}.`);
       }
     }
   }
@@ -184,6 +192,16 @@ export function integerFlag(parsed: ParsedFlags, name: string, fallback: number)
   return typeof value === "number" ? value : fallback;
 }
 
+/** Reads a repeatable integer flag's values, or `fallback` when it was not given. */
+export function integerListFlag(
+  parsed: ParsedFlags,
+  name: string,
+  fallback: readonly number[],
+): readonly number[] {
+  const value = parsed.values[name];
+  return Array.isArray(value) ? value.map(Number) : fallback;
+}
+
 /** Reads a boolean flag's value, or `fallback` when it was not given. */
 export function booleanFlag(parsed: ParsedFlags, name: string, fallback = false): boolean {
   const value = parsed.values[name];
@@ -198,9 +216,10 @@ export function listFlag(parsed: ParsedFlags, name: string): readonly string[] {
 
 /** The `--help` text of one command. */
 export function formatCommandHelp(spec: CommandSpec): string {
-  const lines = [`rowclaim ${spec.name}: ${spec.summary}`, ""];
+  const invocation = invocationOf(spec);
+  const lines = [`${invocation}: ${spec.summary}`, ""];
   if (spec.details !== undefined) lines.push(...spec.details, "");
-  lines.push(`Usage: rowclaim ${spec.name} [flags]`, "", "Flags:");
+  lines.push(`Usage: ${invocation} [flags]`, "", "Flags:");
   const entries = Object.entries(spec.flags).map(([name, flag]) => {
     const left = flag.type === "boolean" ? `--${name}` : `--${name} ${flag.value ?? "VALUE"}`;
     const notes: string[] = [];

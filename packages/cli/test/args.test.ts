@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { type CommandSpec, formatCommandHelp, listFlag, parseFlags, UsageError } from "../src/args.js";
+import {
+  type CommandSpec,
+  formatCommandHelp,
+  integerListFlag,
+  listFlag,
+  parseFlags,
+  UsageError,
+} from "../src/args.js";
 import { parseTarget, type Target } from "../src/target.js";
 
 const spec: CommandSpec = {
@@ -103,6 +110,40 @@ describe("formatCommandHelp lists every flag", () => {
     expect(help).toContain("--url URL");
     expect(help).toContain("one of sqlite, postgres");
     expect(help).toContain("-h, --help");
+  });
+});
+
+describe("a command run otherwise than as rowclaim <name> is named as it is run", () => {
+  const elsewhere: CommandSpec = { ...spec, invocation: "node dist/main.js" };
+
+  it("in its errors", () => {
+    expect(usageError(() => parseFlags(elsewhere, ["--bogus"])).message).toMatch(
+      /^Unknown flag --bogus for node dist\/main\.js\./,
+    );
+    expect(usageError(() => parseFlags({ ...needs, invocation: "x run" }, [])).message).toMatch(
+      /^x run needs --table/,
+    );
+  });
+
+  it("in its --help", () => {
+    const help = formatCommandHelp(elsewhere);
+    expect(help).toContain("Usage: node dist/main.js [flags]");
+    expect(help).not.toContain("rowclaim try");
+  });
+});
+
+describe("integerListFlag reads a repeatable whole-number flag", () => {
+  const counts: CommandSpec = {
+    name: "counts",
+    summary: "",
+    flags: { workers: { type: "integer", multiple: true, description: "" } },
+  };
+
+  it("gives the values in order, from commas and repeats, or the fallback when not given", () => {
+    expect(integerListFlag(parseFlags(counts, ["--workers", "1,8", "--workers=2"]), "workers", [5])).toEqual([
+      1, 8, 2,
+    ]);
+    expect(integerListFlag(parseFlags(counts, []), "workers", [5])).toEqual([5]);
   });
 });
 

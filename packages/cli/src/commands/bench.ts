@@ -13,7 +13,7 @@ import {
   type TableDefinition,
 } from "@rowclaim/core";
 import { analyzeTableSql, dropTableSql } from "../admin-sql.js";
-import { booleanFlag, integerFlag, listFlag, stringFlag } from "../args.js";
+import { booleanFlag, integerFlag, integerListFlag, listFlag, stringFlag } from "../args.js";
 import { asyncNoOpHandler, type HandWrittenLoop, openHandWrittenLoop } from "../bench/loop.js";
 import { type Contender, contenderOrder, formatRatio, median, perSecond } from "../bench/rounds.js";
 import { type Command, type CommandIO, EXIT_FAILED, EXIT_OK } from "../command.js";
@@ -136,8 +136,7 @@ export const benchCommand: Command = {
   },
   async run(flags, io) {
     const jobs = integerFlag(flags, "jobs", 5000);
-    const given = flags.values.workers as readonly number[] | undefined;
-    const workerCounts = [...new Set(given === undefined || given.length === 0 ? [1, 8] : given)];
+    const workerCounts = [...new Set(integerListFlag(flags, "workers", [1, 8]))];
     const batch = typeof flags.values.batch === "number" ? flags.values.batch : undefined;
     const prefetch = typeof flags.values.prefetch === "number" ? flags.values.prefetch : undefined;
     const rounds = integerFlag(flags, "rounds", 3);
